@@ -1,0 +1,98 @@
+"""The exception hierarchy: everything we raise on purpose derives from AgentCliError.
+
+UserError is misuse we can explain in one line: the CLI prints it without a traceback and
+exits with its exit_code. Model errors are typed so the runtime can decide what to do
+(retry, release the task, tell the lead, show the user).
+"""
+
+from __future__ import annotations
+
+
+class AgentCliError(Exception):
+    """Base of every exception agent-cli raises on purpose."""
+
+
+class UserError(AgentCliError):
+    """Misuse explained in one line. `exit_code` is what the CLI exits with."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+
+class InvalidName(UserError):
+    """A teammate or inbox name that is not a lowercase slug."""
+
+
+class NotFound(UserError):
+    """A task, teammate or request that does not exist."""
+
+    exit_code = 3
+
+
+class Refused(UserError):
+    """A state change the rules refuse: not claimable, wrong owner, wrong token, cycle..."""
+
+    exit_code = 4
+
+
+class CorruptFile(AgentCliError):
+    """A state file that cannot be parsed; `path` names it."""
+
+    def __init__(self, path: object, detail: str) -> None:
+        super().__init__(f"{path}: {detail}")
+        self.path = path
+        self.detail = detail
+
+
+class StorageError(UserError):
+    """The disk refused a write (read-only, full, permission): nothing was half-written."""
+
+    exit_code = 5
+
+
+class ToolError(AgentCliError):
+    """Raised by a tool handler to return a clear `is_error` tool result to the model."""
+
+
+class ModelError(AgentCliError):
+    """A model/API failure after the SDK's own retries. `kind` names the category."""
+
+    kind = "model"
+    retryable = False
+
+
+class RateLimited(ModelError):
+    kind = "rate_limited"
+    retryable = True
+
+
+class Overloaded(ModelError):
+    kind = "overloaded"
+    retryable = True
+
+
+class AuthFailed(ModelError):
+    kind = "auth"
+
+
+class BadRequest(ModelError):
+    kind = "bad_request"
+
+
+class ConnectionFailed(ModelError):
+    kind = "connection"
+    retryable = True
+
+
+class ScriptExhausted(ModelError):
+    """The scripted model was asked for more responses than its script holds."""
+
+    kind = "script_exhausted"
+
+
+class Interrupted(AgentCliError):
+    """A turn was interrupted by the user (Ctrl-C / Esc) from another thread."""

@@ -1,0 +1,75 @@
+"""Small file primitives every store uses: atomic replace, whole-line appends, UTC stamps."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .errors import StorageError
+
+
+def utc_now() -> str:
+    """Current time as UTC ISO 8601 with a trailing Z, millisecond precision."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
+    """Write `text` to `path` atomically: temp file in the same directory, fsync, os.replace.
+
+    A reader sees the old content or the new one, never a mix. On failure (read-only or full
+    disk) the temp file is removed, the old file is untouched and StorageError is raised.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            if fsync:
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def atomic_write_json(path: Path, data: Any, *, fsync: bool = True) -> None:
+    """atomic_write_text of `data` as indented, human-readable JSON."""
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", fsync=fsync)
+
+
+def append_line(path: Path, line: str, *, fsync: bool = True) -> int:
+    """Append one whole line (newline added) with a single write(); return the end offset.
+
+    Callers hold the file's lock, so concurrent appenders never interleave. If the file
+    ends with an incomplete line (a writer was killed mid-write), a newline is written first
+    so the torn fragment stays on its own line and the new record is intact.
+    """
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError as exc:
+        raise StorageError(f"cannot open {path}: {exc.strerror or exc}") from exc
+    try:
+        size = os.fstat(fd).st_size
+        if size:
+            last = os.pread(fd, 1, size - 1)
+            if last != b"\n":
+                data = b"\n" + data
+        written = os.write(fd, data)
+        if written != len(data):
+            raise StorageError(f"short write to {path}")
+        if fsync:
+            os.fsync(fd)
+        return size + len(data)
+    except OSError as exc:
+        raise StorageError(f"cannot append to {path}: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)

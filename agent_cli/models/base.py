@@ -1,0 +1,155 @@
+"""The model interface and the conversation types every adapter speaks.
+
+These are our types, not the SDK's: the rest of agent-cli never imports anthropic. A Model
+takes a ModelRequest and yields ModelEvents: TextDelta and ToolCall while streaming, then
+exactly one ResponseDone carrying the whole assistant Message, the stop reason and usage.
+Failures are raised as typed errors.ModelError subclasses.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+
+class TextBlock(BaseModel):
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ToolUseBlock(BaseModel):
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolResultBlock(BaseModel):
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+Block = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
+
+
+class Message(BaseModel):
+    """One conversation turn. User turns hold text and tool_result blocks; assistant turns
+    hold text and tool_use blocks."""
+
+    role: Literal["user", "assistant"]
+    content: list[Block]
+
+    def tool_uses(self) -> list[ToolUseBlock]:
+        return [b for b in self.content if isinstance(b, ToolUseBlock)]
+
+    def text(self) -> str:
+        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+
+class ToolSpec(BaseModel):
+    """What the model sees of a tool: name, description and the input's JSON schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    def add(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+        )
+
+    @property
+    def total(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+        )
+
+
+StopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "pause_turn", "refusal", "stop_sequence"
+]
+
+
+class ModelRequest(BaseModel):
+    """One call to a model. `agent` names the caller (the scripted model routes by it)."""
+
+    agent: str
+    system: str
+    messages: list[Message]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    max_tokens: int = 8192
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A complete tool_use block, emitted as soon as its input JSON has streamed in."""
+
+    block: ToolUseBlock
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True)
+class ResponseDone:
+    """The last event of every successful stream.
+
+    `message` is the assistant turn exactly as it must be appended to the conversation.
+    `truncated_tool` names a tool_use that max_tokens cut mid-input (it is NOT in `message`).
+    """
+
+    message: Message
+    stop_reason: str
+    usage: Usage = field(default_factory=Usage)
+    truncated_tool: str | None = None
+    kind: Literal["response_done"] = "response_done"
+
+
+ModelEvent = TextDelta | ToolCall | ResponseDone
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A model adapter. `stream` must stop promptly (raising errors.Interrupted) once
+    `cancel` is set, and must raise typed errors.ModelError subclasses on failure."""
+
+    name: str
+
+    def stream(
+        self, request: ModelRequest, cancel: threading.Event | None = None
+    ) -> Iterator[ModelEvent]: ...
+
+
+def collect(events: Iterator[ModelEvent]) -> ResponseDone:
+    """Drain a stream and return its ResponseDone (for callers that do not render deltas)."""
+    done: ResponseDone | None = None
+    for ev in events:
+        if isinstance(ev, ResponseDone):
+            done = ev
+    if done is None:
+        raise RuntimeError("model stream ended without a ResponseDone")
+    return done

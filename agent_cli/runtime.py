@@ -1,0 +1,107 @@
+"""The explicit context every part of a session hangs off: no globals anywhere else.
+
+Runtime owns the workdir and builds the shared pieces once: event bus, change signal, task
+board, mailbox, roster, protocol store, permission policy, approval broker, audit log, gate and
+the team of teammate threads. Components take plain paths and callbacks so they test alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .events import EventBus
+from .models.base import Model
+from .wakeup import ChangeSignal
+
+
+@dataclass
+class RuntimeConfig:
+    """Session settings from the command line (and tests)."""
+
+    model: str | None = None  # a --model spec: "demo", "script:PATH", or a Claude model name
+    team_name: str = "default"
+    permission_mode: str = "default"
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    allow_bypass: bool = False
+    idle_timeout_s: float = 60.0  # 0 = never send an idle notification
+    check_interval_s: float = 0.05  # how often a waiter re-checks other processes' changes
+    compact_threshold_tokens: int = 100_000
+    # Tests inject models: (agent name, spec or None) -> Model.
+    model_factory: Callable[[str, str | None], Model] | None = None
+
+
+class Runtime:
+    """One session's shared state. Build with Runtime.open(workdir, config)."""
+
+    def __init__(self, workdir: Path, config: RuntimeConfig | None = None) -> None:
+        from .board.store import TaskBoard
+        from .permissions.audit import AuditLog
+        from .permissions.broker import ApprovalBroker
+        from .permissions.gate import PermissionGate
+        from .permissions.policy import PermissionPolicy
+        from .team.mailbox import Mailbox
+        from .team.protocol import ProtocolStore
+        from .team.roster import Roster
+
+        self.workdir = Path(workdir).resolve()
+        self.config = config or RuntimeConfig()
+        self.tasks_dir = self.workdir / ".tasks"
+        self.team_dir = self.workdir / ".team"
+        self.events = EventBus()
+        self.changes = ChangeSignal()
+        self.board = TaskBoard(self.tasks_dir, on_change=self.changes.notify)
+        self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
+        self.roster = Roster(self.team_dir, team_name=self.config.team_name)
+        self.protocols = ProtocolStore(self.team_dir)
+        self.policy = PermissionPolicy(
+            self.workdir,
+            mode=self.config.permission_mode,
+            allow=self.config.allow,
+            deny=self.config.deny,
+            allow_bypass=self.config.allow_bypass,
+        )
+        self.broker = ApprovalBroker()
+        self.audit = AuditLog(self.team_dir / "audit.jsonl")
+        self.gate = PermissionGate(self.policy, self.broker, self.audit)
+        self._models: dict[str, Model] = {}
+        self._models_lock = threading.Lock()
+        self._team = None
+
+    @classmethod
+    def open(cls, workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
+        return cls(workdir, config)
+
+    @property
+    def team(self):  # -> team.manager.Team (imported lazily: it pulls in the agent engine)
+        if self._team is None:
+            from .team.manager import Team
+
+            self._team = Team(self)
+        return self._team
+
+    def model_spec(self, spec: str | None = None) -> str:
+        from .models.registry import resolve_spec
+
+        return resolve_spec(spec or self.config.model)
+
+    def make_model(self, agent: str, spec: str | None = None) -> Model:
+        """The model for `agent`: the injected factory, else one shared adapter per spec."""
+        if self.config.model_factory is not None:
+            return self.config.model_factory(agent, spec)
+        from .models.registry import make_model
+
+        resolved = self.model_spec(spec)
+        with self._models_lock:
+            if resolved not in self._models:
+                self._models[resolved] = make_model(resolved)
+            return self._models[resolved]
+
+    def close(self, timeout: float = 5.0) -> list[str]:
+        """Ask every running teammate to shut down; return who was still busy."""
+        if self._team is None:
+            return []
+        return self._team.shutdown_all(timeout)

@@ -1,0 +1,130 @@
+"""What a tool is, and how one call is validated and run.
+
+A Tool has a name, a description, a pydantic input model (its JSON schema is what the model
+sees), flags for the permission gate, and a handler `(args, ctx) -> str | ToolOutput`.
+Refusals are ToolError (-> an is_error result); invalid input and handler exceptions are
+turned into is_error results too, so nothing a model does kills its agent.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import ToolError
+from ..models.base import ToolSpec
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+
+# Rule families of Claude Code's permission syntax; None = not subject to human approval.
+PermissionKind = Literal["Bash", "Write", "Edit"]
+
+
+@dataclass
+class ToolOutput:
+    """A handler's answer. `end_turn` asks the turn loop to stop after this round (idle)."""
+
+    content: str
+    is_error: bool = False
+    end_turn: bool = False
+
+
+@dataclass
+class ToolContext:
+    """Who is calling and where. `runtime` is None for bare workspace use (tests)."""
+
+    agent: str
+    workdir: Path
+    role: str = ""
+    runtime: Runtime | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    # Why the call happens, for approval prompts ("task #3 verify"); set by the caller.
+    purpose: str = ""
+
+
+Handler = Callable[[Any, ToolContext], "str | ToolOutput"]
+
+
+@dataclass
+class Tool:
+    """One tool.
+
+    read_only: never asks, never refused by the plan gate (read_file, list_tasks...).
+    permission: the rule family ("Bash", "Write", "Edit") when a human may have to approve;
+        `rule_target(args)` gives the rule's specifier (the command, the path).
+    plan_exempt: effectful but allowed while a plan is pending (send_message, submit_plan).
+    preview: optional `(args, ctx) -> str` shown at an approval (the command, a diff).
+    """
+
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    handler: Handler
+    read_only: bool = False
+    permission: PermissionKind | None = None
+    rule_target: Callable[[Any], str] | None = None
+    plan_exempt: bool = False
+    preview: Callable[[Any, ToolContext], str] | None = None
+
+    def spec(self) -> ToolSpec:
+        schema = self.input_model.model_json_schema()
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+
+    def parse(self, raw: dict[str, Any]) -> BaseModel:
+        """Validate raw model input; raise ToolError with a readable message."""
+        try:
+            return self.input_model.model_validate(raw)
+        except ValidationError as exc:
+            parts = []
+            for err in exc.errors():
+                loc = ".".join(str(p) for p in err["loc"]) or "input"
+                parts.append(f"{loc}: {err['msg']}")
+            raise ToolError(f"invalid input for {self.name}: " + "; ".join(parts)) from exc
+
+    def run(self, args: BaseModel, ctx: ToolContext) -> ToolOutput:
+        """Run the handler (after the gate said yes); never raises."""
+        try:
+            out = self.handler(args, ctx)
+        except ToolError as exc:
+            return ToolOutput(str(exc), is_error=True)
+        except Exception as exc:  # a handler bug must not kill the agent
+            return ToolOutput(f"{self.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        if isinstance(out, ToolOutput):
+            return out
+        return ToolOutput(str(out))
+
+
+class ToolSet:
+    """An ordered, name-indexed collection of tools an agent may call."""
+
+    def __init__(self, tools: list[Tool] | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools or []:
+            self.add(t)
+
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"duplicate tool {tool.name}")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec() for t in self._tools.values()]
+
+    def __iter__(self):
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
