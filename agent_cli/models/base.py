@@ -21,6 +21,11 @@ class TextBlock(BaseModel):
     text: str
 
 
+# A tool_use whose streamed input was not a JSON object arrives as {INVALID_INPUT_KEY: raw};
+# the turn loop answers it with an is_error tool_result instead of running the tool.
+INVALID_INPUT_KEY = "__invalid_json__"
+
+
 class ToolUseBlock(BaseModel):
     type: Literal["tool_use"] = "tool_use"
     id: str

@@ -1,0 +1,422 @@
+"""Agent: one conversation with a model and the turn loop that drives it.
+
+`run_turn` adds the user's content, then repeats: ask `pre_call` (the team layer's hook for
+inbox messages and stop requests), keep the context small (micro-compaction, auto-compaction,
+identity re-injection), stream the model, and run the tools it asks for through the permission
+gate, until the model stops asking, a tool ends the turn (`idle`), the round limit is reached,
+the user interrupts, or the model fails. Everything the user sees leaves as events; the
+conversation is valid for the Messages API whenever a request is sent.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import Interrupted, ModelError, UserError
+from ..events import (
+    AgentError,
+    Compacted,
+    Event,
+    EventBus,
+    Notice,
+    TextDeltaEvent,
+    TextDone,
+    TurnFinished,
+    UsageEvent,
+)
+from ..models.base import (
+    Message,
+    Model,
+    ModelRequest,
+    ResponseDone,
+    TextDelta,
+    ToolSpec,
+    ToolUseBlock,
+    Usage,
+)
+from ..prompts import load_prompt
+from ..tools.base import ToolContext, ToolSet
+from . import compaction
+from .conversation import Conversation, answers_for, repair, text_blocks, validate
+from .identity import Identity
+from .tool_calls import ToolRunner
+from .transcript import Transcript, load_conversation
+
+if TYPE_CHECKING:
+    from ..permissions.gate import PermissionGate
+
+
+@dataclass
+class AgentSettings:
+    max_rounds: int = 50
+    max_tokens: int = 8192
+    compact_threshold_tokens: int = 100_000
+    keep_recent_turns: int = 6
+    micro_compact_min_chars: int = 2000
+
+
+@dataclass
+class PreCall:
+    """What the pre-call hook wants: stop the turn (with a reason), or inject user text."""
+
+    stop: str | None = None
+    inject: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TurnResult:
+    """stop_reason: end_turn, max_rounds, max_tokens, interrupted, idle, stopped or error."""
+
+    stop_reason: str
+    text: str = ""
+    rounds: int = 0
+    error: ModelError | None = None
+
+
+class Agent:
+    """One agent (the lead or a teammate). One turn at a time; `interrupt` from any thread."""
+
+    def __init__(
+        self,
+        identity: Identity,
+        system_prompt: str,
+        model: Model,
+        tools: ToolSet,
+        gate: PermissionGate | None,
+        events: EventBus,
+        transcript_dir: Path | None = None,
+        settings: AgentSettings | None = None,
+        runtime: Any = None,
+        extra_identity: Callable[[], str] | None = None,
+        resume: bool = False,
+    ) -> None:
+        self.identity = identity
+        self.system_prompt = system_prompt
+        self.model = model
+        self.tools = tools
+        self.gate = gate
+        self.events = events
+        self.settings = settings or AgentSettings()
+        self.runtime = runtime
+        self.extra_identity = extra_identity
+        self.usage = Usage()
+        self._conv = Conversation()
+        self._cancel = threading.Event()
+        self._turn_lock = threading.Lock()
+        self._transcript = Transcript(transcript_dir, identity.name) if transcript_dir else None
+        self._reinject_identity = False
+        self._last_input_tokens = 0
+        self._specs: tuple[tuple[str, ...], list[ToolSpec]] = ((), [])
+        if resume:
+            self.restore()
+
+    @property
+    def name(self) -> str:
+        return self.identity.name
+
+    @property
+    def conversation(self) -> list[Message]:
+        """A copy of the messages (the live list is only changed by the turn loop)."""
+        return self._conv.messages
+
+    @property
+    def transcript_path(self) -> Path | None:
+        return self._transcript.path if self._transcript else None
+
+    # -- public API ------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Stop the running turn as soon as possible (any thread). Cleared by the next turn."""
+        self._cancel.set()
+
+    def run_turn(
+        self,
+        content: str | list[str],
+        pre_call: Callable[[], PreCall | None] | None = None,
+    ) -> TurnResult:
+        """Run one user turn to its end; see the module docstring. Never raises ModelError."""
+        with self._turn_lock:
+            self._cancel.clear()
+            texts = [content] if isinstance(content, str) else list(content)
+            self._add_user(text_blocks(texts))
+            result = self._loop(pre_call)
+        self._emit(TurnFinished(self.name, result.stop_reason, result.rounds))
+        return result
+
+    def compact(self, reason: str = "manual") -> bool:
+        """Summarize the older part now (/compact). False when there is nothing to compact.
+
+        Raises UserError while a turn runs, ModelError if the summary request fails.
+        """
+        with self._idle_lock("compact"):
+            self._cancel.clear()
+            return self._compact(reason)
+
+    def clear(self) -> None:
+        """Forget the conversation (/clear); the transcript keeps it, with a clear marker."""
+        with self._idle_lock("clear"):
+            self._conv.replace([])
+            self._reinject_identity = False
+            self._last_input_tokens = 0
+            if self._transcript:
+                self._guard_disk(self._transcript.clear)
+
+    def restore(self, path: Path | None = None) -> int:
+        """Rebuild the conversation from a transcript (default: this agent's own).
+
+        Continues from the last compaction summary; the identity block is re-injected into
+        the next request. Returns the number of messages restored.
+        """
+        path = path or self.transcript_path
+        if path is None:
+            raise UserError(f"{self.name} has no transcript to restore from")
+        messages, problems = load_conversation(path)
+        for problem in problems:
+            self._emit(Notice(self.name, problem, level="warning"))
+        with self._idle_lock("restore"):
+            self._conv.replace(messages)
+            self._reinject_identity = bool(messages)
+        return len(messages)
+
+    # -- the loop --------------------------------------------------------------------
+
+    def _loop(self, pre_call: Callable[[], PreCall | None] | None) -> TurnResult:
+        rounds, text, auto_compact = 0, "", True
+        while True:
+            if self._cancel.is_set():
+                return self._interrupted(rounds, text)
+            if rounds >= self.settings.max_rounds:
+                self._emit(AgentError(self.name, f"stopped after {rounds} rounds", "max_rounds"))
+                return TurnResult("max_rounds", text, rounds)
+            plan = pre_call() if pre_call is not None else None
+            if plan is not None and plan.stop:
+                self._emit(Notice(self.name, f"turn stopped: {plan.stop}"))
+                return TurnResult("stopped", text, rounds)
+            if plan is not None and plan.inject:
+                self._add_user(text_blocks(plan.inject))
+            rounds += 1
+            try:
+                auto_compact = self._prepare_context(auto_compact) and auto_compact
+                done = self._call_model()
+            except Interrupted:
+                return self._interrupted(rounds, text)
+            except ModelError as exc:
+                self._emit(AgentError(self.name, str(exc), exc.kind))
+                return TurnResult("error", text, rounds, error=exc)
+            if done.message.text().strip():
+                text = done.message.text()
+            stop = self._after_response(done)
+            if stop == "interrupted":
+                return self._interrupted(rounds, text)
+            if stop is not None:
+                return TurnResult(stop, text, rounds)
+
+    def _interrupted(self, rounds: int, text: str) -> TurnResult:
+        uses = self._conv.unanswered()
+        if uses:
+            self._add_user(answers_for(uses))
+        return TurnResult("interrupted", text, rounds)
+
+    def _prepare_context(self, auto_compact: bool) -> bool:
+        """Micro-compact, auto-compact (when allowed) and re-inject identity before a request.
+
+        Returns False when an auto-compaction failed (the turn does not retry it every round).
+        """
+        messages = self._conv.messages
+        s = self.settings
+        ok = True
+        if compaction.micro_compact(messages, s.keep_recent_turns, s.micro_compact_min_chars):
+            self._conv.replace(messages)
+        if auto_compact and self._estimate() > s.compact_threshold_tokens:
+            try:
+                self._compact("auto")
+            except ModelError as exc:
+                self._emit(AgentError(self.name, f"compaction failed: {exc}", exc.kind))
+                ok = False
+        if self._reinject_identity:
+            self._conv.prepend_text(self._identity_block())
+            self._reinject_identity = False
+        return ok
+
+    def _request(self) -> ModelRequest:
+        messages = self._conv.messages
+        if validate(messages):
+            messages = repair(messages)
+            self._conv.replace(messages)
+            if messages and messages[-1].role == "assistant":
+                self._add_user(text_blocks(["continue"]))
+            messages = self._conv.messages
+        names = tuple(self.tools.names())
+        if self._specs[0] != names:
+            self._specs = (names, self.tools.specs())
+        return ModelRequest(
+            agent=self.name,
+            system=self.system_prompt,
+            messages=messages,
+            tools=self._specs[1],
+            max_tokens=self.settings.max_tokens,
+        )
+
+    def _call_model(self) -> ResponseDone:
+        """Stream one response; on interrupt keep what text was streamed, then re-raise."""
+        request = self._request()
+        parts: list[str] = []
+        done: ResponseDone | None = None
+        try:
+            for ev in self.model.stream(request, self._cancel):
+                if isinstance(ev, TextDelta):
+                    parts.append(ev.text)
+                    self._emit(TextDeltaEvent(self.name, ev.text))
+                elif isinstance(ev, ResponseDone):
+                    done = ev
+                if self._cancel.is_set():
+                    raise Interrupted("interrupted")
+        except Interrupted:
+            self._add_assistant(Message(role="assistant", content=text_blocks(["".join(parts)])))
+            raise
+        except ModelError:
+            if self._cancel.is_set():  # a closed stream reported as a failure
+                raise Interrupted("interrupted") from None
+            raise
+        except Exception as exc:  # an adapter bug must not kill the agent's thread
+            raise ModelError(f"model failed: {type(exc).__name__}: {exc}") from exc
+        if done is None:
+            raise ModelError("the model stream ended without a response")
+        if done.message.text():
+            self._emit(TextDone(self.name, done.message.text()))
+        self._count_usage(done.usage)
+        u = done.usage
+        self._last_input_tokens = (
+            u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
+        )
+        return done
+
+    def _after_response(self, done: ResponseDone) -> str | None:
+        """Append the response and run its tools; the turn's stop reason, or None to go on."""
+        added = self._add_assistant(done.message)
+        uses = added.tool_uses() if added is not None else []
+        if uses:
+            end_turn = self._run_tools(uses)
+            if self._cancel.is_set():
+                return "interrupted"
+            return "idle" if end_turn else None
+        if done.stop_reason == "max_tokens":
+            cut = f" inside a call to {done.truncated_tool}" if done.truncated_tool else ""
+            self._emit(AgentError(self.name, f"response cut by max_tokens{cut}", "max_tokens"))
+            if done.truncated_tool:
+                note = f"[your last response was cut by max_tokens{cut}; that call did not run]"
+                self._add_user(text_blocks([note]))
+            return "max_tokens"
+        if done.stop_reason == "pause_turn":
+            self._add_user(text_blocks(["continue"]))
+            return None
+        if done.stop_reason == "refusal":
+            self._emit(Notice(self.name, "the model declined to continue", level="warning"))
+        return "end_turn"
+
+    # -- tools -----------------------------------------------------------------------
+
+    def _run_tools(self, uses: list[ToolUseBlock]) -> bool:
+        """Run each call in order; all results go into ONE user message. True = end turn."""
+        runner = ToolRunner(self.name, self.tools, self.gate, self._emit, self._tool_context)
+        results, end_turn = runner.run_all(uses, self._cancel)
+        self._add_user(results)
+        return end_turn
+
+    def _tool_context(self) -> ToolContext:
+        return ToolContext(
+            agent=self.name,
+            workdir=Path(self.identity.workdir),
+            role=self.identity.role,
+            runtime=self.runtime,
+            cancel=self._cancel,
+        )
+
+    # -- context ---------------------------------------------------------------------
+
+    def _estimate(self) -> int:
+        chars_based = compaction.estimate_tokens(self._conv.messages, self.system_prompt)
+        return max(chars_based, self._last_input_tokens)
+
+    def _compact(self, reason: str) -> bool:
+        messages = self._conv.messages
+        cut = compaction.choose_cut(messages, self.settings.keep_recent_turns)
+        if cut is None:
+            return False
+        before = self._estimate()
+        summarizer = compaction.Summarizer(
+            self.model, self.name, load_prompt("compact"), min(self.settings.max_tokens, 4096)
+        )
+        summary, cost = summarizer.summarize(compaction.older_part(messages, cut), self._cancel)
+        self._count_usage(cost)
+        new = compaction.compacted(messages, cut, summary)
+        self._conv.replace(new)
+        self._last_input_tokens = 0
+        self._reinject_identity = True
+        after = compaction.estimate_tokens(new, self.system_prompt)
+        if self._transcript:
+            record = self._transcript.compaction
+            self._guard_disk(lambda: record(reason, summary, new, before, after))
+        self._emit(Compacted(self.name, before, after))
+        return True
+
+    def _count_usage(self, usage: Usage) -> None:
+        self.usage = self.usage.add(usage)
+        total = self.usage.total
+        self._emit(UsageEvent(self.name, usage.input_tokens, usage.output_tokens, total))
+
+    def _identity_block(self) -> str:
+        extra = None
+        if self.extra_identity is not None:
+            try:
+                extra = self.extra_identity()
+            except Exception as exc:  # identity must still go out
+                self._emit(Notice(self.name, f"extra identity failed: {exc}", level="warning"))
+        return self.identity.block(extra)
+
+    # -- bookkeeping -----------------------------------------------------------------
+
+    def _add_user(self, blocks: list) -> None:
+        last = self._conv.last()
+        merged = last is not None and last.role == "user"
+        if self._conv.add_user(blocks) is not None and self._transcript:
+            record = Message(role="user", content=blocks)
+            self._guard_disk(lambda: self._transcript.message(record, merged=merged))
+
+    def _add_assistant(self, message: Message) -> Message | None:
+        added = self._conv.add_assistant(message)
+        if added is not None and self._transcript:
+            self._guard_disk(lambda: self._transcript.message(added))
+        return added
+
+    def _guard_disk(self, write: Callable[[], None]) -> None:
+        """A transcript that cannot be written is reported, never fatal to the turn."""
+        try:
+            write()
+        except UserError as exc:
+            self._emit(Notice(self.name, f"transcript not written: {exc}", level="warning"))
+
+    def _idle_lock(self, what: str) -> _IdleLock:
+        return _IdleLock(self._turn_lock, f"{self.name} is running a turn; cannot {what} now")
+
+    def _emit(self, event: Event) -> None:
+        self.events.emit(event)
+
+
+class _IdleLock:
+    """Holds the turn lock for an operation that must not overlap a turn, or refuses."""
+
+    def __init__(self, lock: threading.Lock, message: str) -> None:
+        self._lock = lock
+        self._message = message
+
+    def __enter__(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            raise UserError(self._message)
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()

@@ -1,0 +1,104 @@
+"""Running the tool calls of one assistant response: lookup, validation, gate, handler, events.
+
+Whatever goes wrong (an unknown tool, invalid input, a denial, a handler exception) becomes an
+is_error tool_result for the model; nothing here raises. Every tool_use gets exactly one
+result, in order, so the caller can put them all into one user message.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ToolError
+from ..events import Event, ToolFinished, ToolStarted
+from ..models.base import ToolResultBlock, ToolUseBlock
+from ..tools.base import ToolContext, ToolOutput, ToolSet
+from .conversation import INTERRUPTED, answers_for
+
+if TYPE_CHECKING:
+    from ..permissions.gate import PermissionGate
+
+SUMMARY_KEYS = ("command", "path", "file_path", "pattern", "task_id", "name", "to", "request_id")
+
+
+@dataclass
+class ToolRunner:
+    """Runs calls for one agent. `make_context` builds the ToolContext of one call."""
+
+    agent: str
+    tools: ToolSet
+    gate: PermissionGate | None
+    emit: Callable[[Event], None]
+    make_context: Callable[[], ToolContext]
+
+    def run_all(
+        self, uses: list[ToolUseBlock], cancel: threading.Event
+    ) -> tuple[list[ToolResultBlock], bool]:
+        """One result per call, in order, and whether a tool asked to end the turn.
+
+        Once `cancel` is set, the calls not yet started are answered "interrupted by the user".
+        """
+        results: list[ToolResultBlock] = []
+        end_turn = False
+        for use in uses:
+            if cancel.is_set():
+                results += answers_for([use], INTERRUPTED)
+                continue
+            out = self.run_one(use)
+            content = out.content if out.content.strip() else "(no output)"
+            results.append(
+                ToolResultBlock(tool_use_id=use.id, content=content, is_error=out.is_error)
+            )
+            end_turn = end_turn or out.end_turn
+        return results, end_turn
+
+    def run_one(self, use: ToolUseBlock) -> ToolOutput:
+        summary = summarize_args(use.input)
+        self.emit(ToolStarted(self.agent, use.name, summary, use.id))
+        out = self._execute(use)
+        ok = not out.is_error
+        self.emit(ToolFinished(self.agent, use.name, summary, ok, outcome(out), use.id))
+        return out
+
+    def _execute(self, use: ToolUseBlock) -> ToolOutput:
+        tool = self.tools.get(use.name)
+        if tool is None:
+            known = ", ".join(self.tools.names()) or "none"
+            return ToolOutput(f"unknown tool {use.name!r}; available: {known}", is_error=True)
+        try:
+            args = tool.parse(use.input)
+        except ToolError as exc:
+            return ToolOutput(str(exc), is_error=True)
+        ctx = self.make_context()
+        if self.gate is not None:
+            try:
+                decision = self.gate.check(tool, args, ctx)
+            except Exception as exc:  # a failing check denies; it never kills the agent
+                return ToolOutput(f"permission check failed: {exc}", is_error=True)
+            if not decision.allowed:
+                return ToolOutput(decision.message or f"{tool.name} was denied", is_error=True)
+        return tool.run(args, ctx)
+
+
+def summarize_args(args: dict[str, Any]) -> str:
+    """The short argument shown next to a tool call: the command, the path, the task id."""
+    keys = [k for k in SUMMARY_KEYS if args.get(k) is not None]
+    keys += [k for k, v in args.items() if isinstance(v, str | int | float) and v != ""]
+    if not keys:
+        return ""
+    value = args[keys[0]]
+    text = f"#{value}" if keys[0] == "task_id" else str(value)
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 80 else line[:77] + "..."
+
+
+def outcome(out: ToolOutput) -> str:
+    """One line about a result: its first line, and how many more lines there were."""
+    lines = out.content.strip().splitlines()
+    if not lines:
+        return "error" if out.is_error else "no output"
+    first = lines[0] if len(lines[0]) <= 100 else lines[0][:97] + "..."
+    return first + (f" (+{len(lines) - 1} lines)" if len(lines) > 1 else "")

@@ -1,0 +1,119 @@
+"""An agent's full history on disk: `.team/transcripts/<name>.jsonl`, one JSON record a line.
+
+Records (each with `ts`, `agent` and `kind`):
+- `message`: `{"message": {role, content}, "merged": bool}` — a message as it was added;
+  `merged` means it extended the previous user turn instead of starting a new one.
+- `compaction`: `{"reason", "summary", "messages": [...], "before_tokens", "after_tokens"}` —
+  the whole conversation as it continued after a compaction (older records stay on disk).
+- `clear`: the conversation was cleared (/clear).
+
+`load_conversation()` rebuilds the conversation from the last compaction/clear on; a torn or
+unparsable line is skipped and reported by file name and line number. Appends are not fsynced:
+a transcript is a log, and losing its last line in a power cut is acceptable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import StorageError
+from ..fsutil import append_line, utc_now
+from ..models.base import Message
+from ..names import check_name
+from .conversation import Conversation, repair
+
+
+class Transcript:
+    """Appends one agent's records to `<directory>/<name>.jsonl`."""
+
+    def __init__(self, directory: Path, agent: str) -> None:
+        self.agent = check_name(agent, "agent name")
+        self.path = Path(directory) / f"{agent}.jsonl"
+
+    def _write(self, kind: str, **fields: Any) -> None:
+        record = {"ts": utc_now(), "agent": self.agent, "kind": kind, **fields}
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create {self.path.parent}: {exc.strerror}") from exc
+        append_line(self.path, json.dumps(record, ensure_ascii=False), fsync=False)
+
+    def message(self, message: Message, merged: bool = False) -> None:
+        self._write("message", message=message.model_dump(mode="json"), merged=merged)
+
+    def compaction(
+        self,
+        reason: str,
+        summary: str,
+        messages: Sequence[Message],
+        before_tokens: int,
+        after_tokens: int,
+    ) -> None:
+        self._write(
+            "compaction",
+            reason=reason,
+            summary=summary,
+            messages=[m.model_dump(mode="json") for m in messages],
+            before_tokens=before_tokens,
+            after_tokens=after_tokens,
+        )
+
+    def clear(self) -> None:
+        self._write("clear")
+
+
+def read_records(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """All parsable records of a transcript, and one problem string per bad line."""
+    records: list[dict[str, Any]] = []
+    problems: list[str] = []
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            problems.append(f"{path}:{lineno}: unparsable line skipped")
+            continue
+        if not isinstance(rec, dict) or "kind" not in rec:
+            problems.append(f"{path}:{lineno}: not a transcript record, skipped")
+            continue
+        records.append(rec)
+    return records, problems
+
+
+def load_conversation(path: Path) -> tuple[list[Message], list[str]]:
+    """The conversation a transcript ends with (valid for the API), and the problems met."""
+    records, problems = read_records(path)
+    conv = Conversation()
+    for i, rec in enumerate(records):
+        try:
+            _apply(conv, rec)
+        except (ValidationError, TypeError, KeyError) as exc:
+            kind = rec.get("kind")
+            problems.append(f"{path}: record {i + 1} ({kind}) is malformed, skipped: {exc}")
+    return repair(conv.messages), problems
+
+
+def _apply(conv: Conversation, rec: dict[str, Any]) -> None:
+    kind = rec["kind"]
+    if kind == "clear":
+        conv.replace([])
+    elif kind == "compaction":
+        conv.replace([Message.model_validate(m) for m in rec["messages"]])
+    elif kind == "message":
+        msg = Message.model_validate(rec["message"])
+        if msg.role == "user":
+            conv.add_user(msg.content)  # merges exactly where the live conversation did
+        else:
+            conv.add_assistant(msg)

@@ -1,0 +1,50 @@
+"""`.tasks/events.jsonl`: one JSON object per board change, the log a user reads to watch
+teammates auto-claim. Each record: time, actor, action, task_id, details.
+
+Appends happen under the board lock as one whole line. The line is not fsync'd (the task file
+it describes is): after a power loss the log may lose its tail, never a task. A torn last line
+(no newline yet) is skipped by readers; a malformed complete line is reported by doctor.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..fsutil import append_line, utc_now
+from .models import Problem
+
+
+def event_record(actor: str, action: str, task_id: int, **details: Any) -> dict[str, Any]:
+    return {"time": utc_now(), "actor": actor, "action": action, "task_id": task_id,
+            "details": details}
+
+
+def append_event(path: Path, record: dict[str, Any]) -> None:
+    append_line(path, json.dumps(record, ensure_ascii=False, separators=(",", ":")),
+                fsync=False)
+
+
+def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:
+    """Every complete, well-formed record, and a Problem per malformed complete line."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return [], []
+    lines = raw.split(b"\n")
+    lines.pop()  # the part after the last newline: empty, or a torn line still being written
+    events: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8"))
+            if not isinstance(record, dict):
+                raise ValueError("not an object")
+        except (UnicodeDecodeError, ValueError):
+            problems.append(Problem(path=f"{path}:{number}", message="malformed event line"))
+            continue
+        events.append(record)
+    return events, problems

@@ -1,0 +1,86 @@
+"""The board's change stamp, `.tasks/.stamp`: a cheap "did anything change?" plus which tasks.
+
+Line 1 is `<epoch>:<seq>`; `seq` grows by one on every board write, `epoch` is random and
+changes only when the file is recreated (so a deleted stamp can never repeat an old value).
+Line 2 is a JSON list of the last RING writes as `[seq, [task ids]]`.
+
+A writer rewrites the stamp under the board lock *before* it touches any task file
+(write-ahead): a process killed halfway still leaves a stamp that tells every reader which
+files to re-read. A reader whose cache is at (epoch, seq0) re-reads exactly the ids listed
+with a seq > seq0; when the ring no longer reaches back that far, it rescans the directory.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..fsutil import atomic_write_text
+
+RING = 256
+
+
+@dataclass(frozen=True)
+class Journal:
+    epoch: str
+    seq: int
+    recent: tuple[tuple[int, tuple[int, ...]], ...] = ()
+
+    @property
+    def stamp(self) -> str:
+        return f"{self.epoch}:{self.seq}"
+
+    def advance(self, ids: list[int]) -> Journal:
+        """The journal after one more write touching `ids`."""
+        seq = self.seq + 1
+        recent = (*self.recent, (seq, tuple(sorted(set(ids)))))[-RING:]
+        return Journal(self.epoch, seq, recent)
+
+    def changed_since(self, epoch: str, seq: int) -> set[int] | None:
+        """Ids written after (epoch, seq), or None when the ring cannot tell (rescan)."""
+        if epoch != self.epoch or seq > self.seq:
+            return None
+        if seq == self.seq:
+            return set()
+        if not self.recent or self.recent[0][0] > seq + 1:
+            return None
+        return {tid for s, ids in self.recent if s > seq for tid in ids}
+
+
+def new_journal() -> Journal:
+    return Journal(secrets.token_hex(4), 0, ())
+
+
+def read_stamp(path: Path) -> str:
+    """Line 1 of the stamp file ("" when there is none): one small read, no parsing."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return "?"
+    return head.split(b"\n", 1)[0].decode("ascii", "replace")
+
+
+def read_journal(path: Path) -> Journal | None:
+    """The whole stamp file, or None when it is missing or unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    try:
+        head, _, body = text.partition("\n")
+        epoch, seq_text = head.split(":")
+        recent = tuple((int(s), tuple(int(i) for i in ids)) for s, ids in json.loads(body or "[]"))
+        return Journal(epoch, int(seq_text), recent)
+    except (ValueError, TypeError):
+        return None
+
+
+def write_journal(path: Path, journal: Journal) -> None:
+    """Replace the stamp file atomically. Not fsync'd: it only matters to running processes."""
+    body = json.dumps([[s, list(ids)] for s, ids in journal.recent], separators=(",", ":"))
+    atomic_write_text(path, f"{journal.stamp}\n{body}\n", fsync=False)

@@ -1,0 +1,350 @@
+"""TaskBoard: the shared task board in `.tasks/`, safe across threads and processes.
+
+Every read-modify-write runs in one short critical section: an in-process RLock (threads of
+this process) plus a cross-process file lock on `.tasks/.lock`. Inside: bring the parsed cache
+up to date, check the rules, bump the change stamp (write-ahead), write the task file
+atomically, append to `events.jsonl`, release. `on_change` is called after the lock is
+released. Nothing slow (model calls, tool runs, approvals) ever happens under the lock.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+from pydantic import ValidationError
+
+from ..errors import CorruptFile, NotFound, Refused, StorageError, UserError
+from ..fsutil import atomic_write_json, atomic_write_text, utc_now
+from ..names import check_name
+from . import dag
+from .cache import TaskCache, task_file
+from .eventlog import append_event, event_record, read_events
+from .journal import new_journal, read_stamp, write_journal
+from .models import (
+    BoardSnapshot,
+    ClaimResult,
+    CompleteResult,
+    Problem,
+    Task,
+    Verify,
+    validation_message,
+)
+
+LOCK_TIMEOUT_S = 30.0
+MAX_SUBJECT = 200
+
+
+class TaskBoard:
+    """The board in `tasks_dir`. One instance per Runtime; its methods are thread-safe."""
+
+    def __init__(self, tasks_dir: Path, on_change: Callable[[], None] | None = None) -> None:
+        self.dir = Path(tasks_dir)
+        self._on_change = on_change
+        self._mutex = threading.RLock()
+        self._flock = FileLock(
+            str(self.dir / ".lock"),
+            timeout=LOCK_TIMEOUT_S,
+            thread_local=False,  # the RLock already keeps this process's threads apart
+            poll_interval=0.001,
+            preserve_lock_file=True,
+        )
+        self._cache = TaskCache(self.dir)
+        self._snapshot: tuple[int, BoardSnapshot] | None = None
+        self._stamp_path = self.dir / ".stamp"
+        self._events_path = self.dir / "events.jsonl"
+        self._next_id_path = self.dir / ".next_id"
+
+    # ----- the critical section -----
+    @contextmanager
+    def _locked(self, *, create: bool = False) -> Iterator[bool]:
+        """Hold both locks and refresh the cache; yields False when there is no board yet."""
+        with self._mutex:
+            if not self.dir.is_dir():
+                if not create:
+                    self._cache = TaskCache(self.dir)
+                    yield False
+                    return
+                try:
+                    self.dir.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise StorageError(f"cannot create {self.dir}: {exc.strerror}") from exc
+            try:
+                self._flock.acquire()
+            except Timeout:
+                raise StorageError(
+                    f"{self.dir / '.lock'} is held by another process for over "
+                    f"{LOCK_TIMEOUT_S:.0f} s"
+                ) from None
+            try:
+                self._cache.refresh(self._stamp_path)
+                yield True
+            finally:
+                self._flock.release()
+
+    def _write(self, tasks: list[Task], events: list[dict[str, Any]]) -> None:
+        """Write `tasks` and their events (caller holds the lock)."""
+        journal = (self._cache.journal or new_journal()).advance([t.id for t in tasks])
+        try:
+            write_journal(self._stamp_path, journal)  # before any task file: write-ahead
+            for task in tasks:
+                before = time.time_ns()
+                atomic_write_json(task_file(self.dir, task.id), task.to_json())
+                self._cache.put(task, before)
+            for record in events:
+                append_event(self._events_path, record)
+        except BaseException:
+            self._cache.invalidate()
+            raise
+        self._cache.seen(journal)
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change()
+
+    # ----- reads -----
+    def stamp(self) -> str:
+        """Cheap: changes on every write by any process ("" for a board never written)."""
+        return read_stamp(self._stamp_path)
+
+    def snapshot(self) -> BoardSnapshot:
+        """Valid tasks sorted by id, plus every problem (corrupt files, broken dependencies)."""
+        with self._locked() as exists:
+            cache = self._cache
+            if self._snapshot is not None and self._snapshot[0] == cache.version and exists:
+                return self._snapshot[1]
+            snap = self._build_snapshot() if exists else BoardSnapshot()
+            self._snapshot = (cache.version, snap)
+            return snap
+
+    def _build_snapshot(self) -> BoardSnapshot:
+        cache = self._cache
+        tasks = cache.tasks
+        paths = {tid: str(task_file(self.dir, tid)) for tid in tasks}
+        problems = cache.problems() + dag.graph_problems(tasks, cache.corrupt_ids(), paths)
+        for owner, held in cache.holders().items():
+            if len(held) > 1:
+                problems.append(Problem(path=paths[held[1].id], task_id=held[1].id,
+                                        message=f"{owner} holds {dag.ids_text(t.id for t in held)}"
+                                        " at once"))
+        ordered = [tasks[i] for i in cache.sorted_ids]
+        problems.sort(key=lambda p: p.task_id or 0)
+        return BoardSnapshot(tasks=ordered, problems=problems, stamp=cache.stamp)
+
+    def get(self, task_id: int) -> Task:
+        task_id = _check_id(task_id)
+        with self._locked():
+            return self._existing(task_id, corrupt_error=True)
+
+    def held_by(self, owner: str) -> Task | None:
+        check_name(owner, "owner")
+        with self._locked():
+            held = self._cache.held_by(owner)
+            return held[0] if held else None
+
+    def idle_reason(self, owner: str) -> str:
+        check_name(owner, "owner")
+        with self._locked() as exists:
+            if not exists:
+                return "no tasks on the board"
+            held = self._cache.held_by(owner)
+            return dag.idle_text(owner, self._cache.tasks, self._cache.corrupt_ids(),
+                                 held[0] if held else None)
+
+    def doctor(self) -> list[Problem]:
+        """Every problem on the board, after a full rescan of the directory."""
+        with self._locked() as exists:
+            if not exists:
+                return []
+            self._cache.refresh(self._stamp_path, force_full=True)
+            return self._build_snapshot().problems
+
+    def events(self) -> list[dict[str, Any]]:
+        """The parsed event log (a torn last line and malformed lines are skipped)."""
+        return read_events(self._events_path)[0]
+
+    def event_problems(self) -> list[Problem]:
+        return read_events(self._events_path)[1]
+
+    def _existing(self, task_id: int, corrupt_error: bool = False) -> Task:
+        task = self._cache.tasks.get(task_id)
+        if task is not None:
+            return task
+        entry = self._cache.entries.get(f"task_{task_id}.json")
+        if entry is not None and entry.problem is not None:
+            if corrupt_error:
+                raise CorruptFile(entry.problem.path, entry.problem.message)
+            raise Refused(f"task {task_id} is corrupt: {entry.problem.message}")
+        raise NotFound(f"no task {task_id}")
+
+    # ----- writes -----
+    def create(self, subject: str, description: str = "", blocked_by: Iterable[int] = (),
+               verify: Verify | dict | None = None, actor: str = "lead") -> Task:
+        """Add a pending task; its id is allocated under the lock and never reused."""
+        subject = _check_subject(subject)
+        if not isinstance(description, str) or "\x00" in description:
+            raise UserError("task description must be text")
+        check_name(actor, "actor")
+        verify = _check_verify(verify)
+        deps = list(blocked_by)
+        with self._locked(create=not deps) as exists:
+            if not exists:  # no board yet: every dependency is unknown
+                dag.check_new_dependencies(1, deps, {}, set())
+            new_id = self._allocate_id()
+            wanted = dag.check_new_dependencies(new_id, deps, self._cache.tasks,
+                                                self._cache.corrupt_ids())
+            now = utc_now()
+            task = Task(id=new_id, subject=subject, description=description, blocked_by=wanted,
+                        created_at=now, updated_at=now, verify=verify)
+            atomic_write_text(self._next_id_path, f"{new_id + 1}\n")
+            self._write([task], [event_record(actor, "created", new_id, subject=subject,
+                                              blockedBy=wanted)])
+        self._changed()
+        return task
+
+    def _allocate_id(self) -> int:
+        try:
+            high = int(self._next_id_path.read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            high = 1
+        return max(high, self._cache.max_file_id() + 1, 1)
+
+    def update(self, task_id: int, *, add_blocked_by: Iterable[int] = (),
+               actor: str = "lead") -> Task:
+        """Add dependencies to a pending, unclaimed task (missing ids and cycles refused)."""
+        task_id = _check_id(task_id)
+        check_name(actor, "actor")
+        deps = list(add_blocked_by)
+        with self._locked():
+            task = self._existing(task_id)
+            if task.status != "pending":
+                raise Refused(f"task {task_id} is {task.status}: only a pending task can get "
+                              "new dependencies")
+            added = dag.check_new_dependencies(task_id, deps, self._cache.tasks,
+                                               self._cache.corrupt_ids())
+            merged = sorted(set(task.blocked_by) | set(added))
+            if merged == task.blocked_by:
+                return task
+            task = task.model_copy(update={"blocked_by": merged, "updated_at": utc_now()})
+            self._write([task], [event_record(actor, "updated", task_id, blockedBy=merged)])
+        self._changed()
+        return task
+
+    def claim(self, task_id: int, owner: str) -> Task:
+        """Claim one task for `owner`; Refused with the reason when it is not claimable."""
+        task_id = _check_id(task_id)
+        check_name(owner, "owner")
+        with self._locked():
+            task = self._existing(task_id)
+            held = self._cache.held_by(owner)
+            reason = dag.claim_refusal(task, owner, self._cache.tasks, held[0] if held else None)
+            if reason:
+                raise Refused(reason)
+            claimed = self._claim_locked(task, owner, "claim")
+        self._changed()
+        return claimed
+
+    def claim_next(self, owner: str) -> ClaimResult:
+        """Claim the lowest claimable id for `owner`, or say why there is none."""
+        check_name(owner, "owner")
+        with self._locked() as exists:
+            if not exists:
+                return ClaimResult(None, "no tasks on the board")
+            cache = self._cache
+            held = cache.held_by(owner)
+            if held:
+                return ClaimResult(None, f"{owner} still holds #{held[0].id}")
+            task = dag.first_claimable(cache.sorted_ids, cache.tasks)
+            if task is None:
+                return ClaimResult(None, dag.idle_text(owner, cache.tasks, cache.corrupt_ids(),
+                                                       None))
+            claimed = self._claim_locked(task, owner, "claim_next")
+        self._changed()
+        return ClaimResult(claimed, f"claimed #{claimed.id}")
+
+    def _claim_locked(self, task: Task, owner: str, via: str) -> Task:
+        now = utc_now()
+        claimed = task.model_copy(update={
+            "status": "in_progress", "owner": owner, "claim_token": uuid.uuid4().hex,
+            "claimed_at": now, "updated_at": now,
+        })
+        self._write([claimed], [event_record(owner, "claimed", task.id, owner=owner, via=via,
+                                             subject=task.subject)])
+        return claimed
+
+    def complete(self, task_id: int, owner: str, claim_token: str, result: str = "",
+                 actor: str | None = None) -> CompleteResult:
+        """Complete an in_progress task: same owner and same claim token, else Refused."""
+        task_id = _check_id(task_id)
+        check_name(owner, "owner")
+        actor = check_name(actor, "actor") if actor is not None else owner
+        if not isinstance(result, str):
+            raise UserError("task result must be text")
+        with self._locked():
+            task = self._check_holder(task_id, owner)
+            if not isinstance(claim_token, str) or claim_token != task.claim_token:
+                raise Refused(f"wrong claim token for task {task_id}")
+            done = task.model_copy(update={"status": "completed", "claim_token": None,
+                                           "result": result, "updated_at": utc_now()})
+            after = dict(self._cache.tasks)
+            after[task_id] = done
+            unblocked = dag.newly_unblocked(task_id, after)
+            self._write([done], [event_record(actor, "completed", task_id, owner=owner,
+                                              result=result[:200], unblocked=unblocked)])
+        self._changed()
+        return CompleteResult(done, unblocked)
+
+    def release(self, task_id: int, owner: str, reason: str = "") -> Task:
+        """Put `owner`'s in_progress task back to pending (teammate stopped or died)."""
+        task_id = _check_id(task_id)
+        check_name(owner, "owner")
+        with self._locked():
+            task = self._check_holder(task_id, owner)
+            back = task.model_copy(update={"status": "pending", "owner": None,
+                                           "claim_token": None, "claimed_at": None,
+                                           "updated_at": utc_now()})
+            self._write([back], [event_record(owner, "released", task_id, owner=owner,
+                                              reason=reason)])
+        self._changed()
+        return back
+
+    def _check_holder(self, task_id: int, owner: str) -> Task:
+        task = self._existing(task_id)
+        if task.status == "completed":
+            raise Refused(f"task {task_id} is completed")
+        if task.status == "pending":
+            raise Refused(f"task {task_id} is not claimed")
+        if task.owner != owner:
+            raise Refused(f"task {task_id} is owned by {task.owner}")
+        return task
+
+
+def _check_id(task_id: object) -> int:
+    if isinstance(task_id, bool) or not isinstance(task_id, int) or task_id < 1:
+        raise UserError(f"invalid task id {task_id!r}: use a positive integer")
+    return task_id
+
+
+def _check_subject(subject: object) -> str:
+    if not isinstance(subject, str) or not subject.strip():
+        raise UserError("task subject is empty")
+    if "\x00" in subject or "\n" in subject.strip():
+        raise UserError("task subject must be one line of text")
+    if len(subject) > MAX_SUBJECT:
+        raise UserError(f"task subject is longer than {MAX_SUBJECT} characters")
+    return subject.strip()
+
+
+def _check_verify(verify: Verify | dict | None) -> Verify | None:
+    if verify is None or isinstance(verify, Verify):
+        return verify
+    try:
+        return Verify.model_validate(verify)
+    except ValidationError as exc:
+        raise UserError(f"invalid verify: {validation_message(exc)}") from None

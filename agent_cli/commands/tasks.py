@@ -1,0 +1,250 @@
+"""`agent-cli tasks ...`: script the task board from a second terminal.
+
+add / list / show / claim / complete / release / doctor. Each handler returns an exit code;
+refusals raise the errors.py classes, which cli.main prints as one line (exit 3 not found,
+4 refused, 2 bad input). `--json` prints task objects exactly as stored in `.tasks/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..board import dag
+from ..board.models import Problem, Task
+from ..board.store import TaskBoard
+from ..errors import Refused, UserError
+
+MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
+BLOCKED, BROKEN = "[!]", "[E]"
+LEGEND = "[ ] pending  [>] in progress  [x] completed  [!] blocked  [E] unreadable file"
+
+
+def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
+    """Register `tasks` and its actions on the top-level subparsers."""
+    tasks = sub.add_parser(
+        "tasks", parents=[parent], help="the shared task board (.tasks/)",
+        description="Read and change the shared task board in <workdir>/.tasks/.",
+    )
+    acts = tasks.add_subparsers(dest="tasks_action", metavar="ACTION", required=True)
+
+    p = acts.add_parser("add", parents=[parent], help="add a task; prints its id")
+    p.add_argument("subject")
+    p.add_argument("-d", "--description", default="")
+    p.add_argument("--blocked-by", type=int, action="append", default=[], metavar="ID",
+                   help="a task that must be completed first (repeatable)")
+    p.add_argument("--verify-command", metavar="CMD",
+                   help="shell command the host runs before accepting a completion")
+    exp = p.add_mutually_exclusive_group()
+    exp.add_argument("--expect-stdout", metavar="TEXT", help="expected stdout (stripped)")
+    exp.add_argument("--expect-stdout-file", metavar="PATH",
+                     help="workdir-relative file holding the expected stdout")
+    p.add_argument("--expect-exit", type=int, default=0, metavar="N",
+                   help="expected exit code of the verify command (default 0)")
+    p.add_argument("--as", dest="actor", default="lead", metavar="NAME",
+                   help="who adds it, for the event log (default: lead)")
+    p.set_defaults(handler=cmd_add)
+
+    p = acts.add_parser("list", parents=[parent], help="all tasks as a table (or --json)")
+    p.add_argument("--json", action="store_true", help="a JSON array of the task objects")
+    p.set_defaults(handler=cmd_list)
+
+    p = acts.add_parser("show", parents=[parent], help="one task")
+    p.add_argument("id", type=int)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_show)
+
+    p = acts.add_parser("claim", parents=[parent],
+                        help="claim task ID, or the lowest claimable one; prints the token")
+    p.add_argument("id", type=int, nargs="?")
+    p.add_argument("--as", dest="owner", required=True, metavar="NAME")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_claim)
+
+    p = acts.add_parser(
+        "complete", parents=[parent], help="complete your in-progress task",
+        description="Complete an in-progress task. Without --token, the task's current claim "
+        "token is used, but only when the task is owned by --as NAME.",
+    )
+    p.add_argument("id", type=int)
+    p.add_argument("--as", dest="owner", required=True, metavar="NAME")
+    p.add_argument("--token", metavar="T", help="the claim token printed by `tasks claim`")
+    p.add_argument("--result", default="", metavar="TEXT")
+    p.set_defaults(handler=cmd_complete)
+
+    p = acts.add_parser("release", parents=[parent],
+                        help="put your in-progress task back to pending")
+    p.add_argument("id", type=int)
+    p.add_argument("--as", dest="owner", required=True, metavar="NAME")
+    p.add_argument("--reason", default="released from the command line")
+    p.set_defaults(handler=cmd_release)
+
+    p = acts.add_parser("doctor", parents=[parent],
+                        help="list every problem on the board; exit 1 if there is any")
+    p.set_defaults(handler=cmd_doctor)
+
+
+def board_of(args: argparse.Namespace) -> TaskBoard:
+    from ..cli import workdir_of
+
+    return TaskBoard(workdir_of(args) / ".tasks")
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def warn(problem: Problem) -> None:
+    print(f"agent-cli: warning: {problem.line()}", file=sys.stderr)
+
+
+# ----- handlers -----
+def cmd_add(args: argparse.Namespace) -> int:
+    verify = None
+    if args.verify_command is not None:
+        verify = {"command": args.verify_command, "expected_stdout": args.expect_stdout,
+                  "expected_stdout_file": args.expect_stdout_file,
+                  "expected_exit_code": args.expect_exit}
+    elif args.expect_stdout is not None or args.expect_stdout_file is not None:
+        raise UserError("--expect-stdout/--expect-stdout-file need --verify-command")
+    task = board_of(args).create(args.subject, args.description, args.blocked_by, verify,
+                                 actor=args.actor)
+    print(task.id)
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    snap = board_of(args).snapshot()
+    if args.json:
+        for problem in snap.problems:
+            warn(problem)
+        print_json([t.to_json() for t in snap.tasks])
+        return 0
+    print(render_table(snap.tasks, snap.problems))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    task = board_of(args).get(args.id)
+    if args.json:
+        print_json(task.to_json())
+    else:
+        print(render_task(task))
+    return 0
+
+
+def cmd_claim(args: argparse.Namespace) -> int:
+    board = board_of(args)
+    if args.id is None:
+        found = board.claim_next(args.owner)
+        if found.task is None:
+            raise Refused(found.reason)
+        task = found.task
+    else:
+        task = board.claim(args.id, args.owner)
+    if args.json:
+        print_json(task.to_json())
+    else:
+        print(f"#{task.id} claimed by {task.owner}: {task.subject}")
+        print(f"claim token: {task.claim_token}")
+    return 0
+
+
+def cmd_complete(args: argparse.Namespace) -> int:
+    board = board_of(args)
+    token = args.token
+    if token is None:  # the owner's own current token; never someone else's
+        task = board.get(args.id)
+        if task.status == "in_progress" and task.owner != args.owner:
+            raise Refused(f"task {task.id} is owned by {task.owner}")
+        token = task.claim_token or ""
+    done = board.complete(args.id, args.owner, token, args.result)
+    print(f"#{done.task.id} completed by {done.task.owner}")
+    if done.unblocked:
+        print(f"now claimable: {dag.ids_text(done.unblocked)}")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    task = board_of(args).release(args.id, args.owner, args.reason)
+    print(f"#{task.id} released: pending again")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    board = board_of(args)
+    problems = board.doctor()
+    for note in board.event_problems():
+        print(f"note: {note.path}: {note.message} (skipped when reading the log)")
+    for problem in problems:
+        print(problem.line())
+    if problems:
+        print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} on the board")
+        return 1
+    count = len(board.snapshot().tasks)
+    print(f"board OK: {count} task{'s' if count != 1 else ''}, no problems")
+    return 0
+
+
+# ----- rendering -----
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render_table(tasks: list[Task], problems: list[Problem]) -> str:
+    """The `tasks list` table: one row per task, an [E] row per unreadable file."""
+    by_id = {t.id: t for t in tasks}
+    rows: list[tuple[int, list[str]]] = []
+    for task in tasks:
+        waiting = dag.waiting_on(task, by_id) if task.status == "pending" else []
+        marker = BLOCKED if waiting else MARKERS[task.status]
+        rows.append((task.id, [marker, f"#{task.id}", _cut(task.subject, 40), task.owner or "-",
+                               dag.ids_text(waiting) or "-", _cut(task.result or "", 30) or "-"]))
+    for prob in problems:
+        if prob.task_id not in by_id:  # an unreadable file: its own row, in id order
+            tid = prob.task_id or 0
+            rows.append((tid, [BROKEN, f"#{tid}" if tid else "?",
+                               f"unreadable {prob.path}: {prob.message}"]))
+    if not rows:
+        return "no tasks on the board"
+    rows.sort(key=lambda r: r[0])
+    header = ["", "ID", "SUBJECT", "OWNER", "BLOCKED BY", "RESULT"]
+    sized = [header] + [r[1] for r in rows if r[1][0] != BROKEN]
+    widths = [max(len(c[i]) for c in sized) for i in range(len(header))]
+    widths[1] = max(widths[1], *(len(r[1][1]) for r in rows))
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
+             for row in [header] + [r[1] for r in rows]]
+    for prob in problems:
+        if prob.task_id in by_id:
+            lines.append(f"problem: {prob.line()}")
+    if problems:
+        lines.append(f"{len(problems)} problem(s): run `agent-cli tasks doctor`")
+    lines.append(LEGEND)
+    return "\n".join(lines)
+
+
+def render_task(task: Task) -> str:
+    fields = [
+        ("task", f"#{task.id} {task.subject}"),
+        ("status", task.status),
+        ("owner", task.owner or "-"),
+        ("blocked by", dag.ids_text(task.blocked_by) or "-"),
+        ("created", task.created_at),
+        ("updated", task.updated_at),
+        ("claimed", task.claimed_at or "-"),
+        ("claim token", task.claim_token or "-"),
+        ("result", task.result if task.result is not None else "-"),
+    ]
+    if task.verify is not None:
+        v = task.verify
+        expect = (f"stdout {v.expected_stdout!r}" if v.expected_stdout is not None else
+                  f"stdout of {v.expected_stdout_file}" if v.expected_stdout_file else "")
+        exit_text = f"exit {v.expected_exit_code}" if v.expected_exit_code is not None else ""
+        expects = ", ".join(filter(None, [expect, exit_text])) or "nothing"
+        fields.append(("verify", f"{v.command}  (expects {expects})"))
+    if task.description:
+        fields.append(("description", task.description))
+    return "\n".join(f"{k + ':':<13}{val}" for k, val in fields)

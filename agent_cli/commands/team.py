@@ -1,0 +1,154 @@
+"""`agent-cli team`, `agent-cli inbox NAME`, `agent-cli send`: the team's state from a shell.
+
+These read and write .team/ directly (no Runtime, no model), so a second terminal can watch
+a running session's team and message its agents. `inbox` only peeks: it never acknowledges.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..errors import NotFound, UserError
+from ..names import LEAD, check_name
+from ..team.mailbox import Mailbox, MailMessage
+from ..team.roster import Member, Roster
+
+REASON_WIDTH = 60
+CONTENT_WIDTH = 200
+
+
+def add_parsers(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    """Register `team`, `inbox` and `send` (each accepts -C/--workdir via `parent`)."""
+    p = sub.add_parser(
+        "team",
+        parents=[parent],
+        help="show the team: members, status, current task, idle reason",
+        description="Show every member of the team recorded in .team/config.json.",
+    )
+    p.add_argument("--json", action="store_true", help="print the team as one JSON object")
+    p.set_defaults(handler=run_team)
+
+    p = sub.add_parser(
+        "inbox",
+        parents=[parent],
+        help="show NAME's unread messages (consumes nothing)",
+        description="Peek at NAME's unread messages; nothing is marked read.",
+    )
+    p.add_argument("name", metavar="NAME", help="whose inbox (e.g. lead, alice)")
+    p.add_argument("--json", action="store_true", help="print the messages as a JSON array")
+    p.set_defaults(handler=run_inbox)
+
+    p = sub.add_parser(
+        "send",
+        parents=[parent],
+        help="send a message to the lead or a teammate",
+        description="Append a message to NAME's inbox; prints the new message id.",
+    )
+    p.add_argument("--from", dest="sender", required=True, metavar="NAME", help="who sends it")
+    p.add_argument("--to", dest="to", required=True, metavar="NAME", help="who receives it")
+    p.add_argument("text", nargs="+", metavar="TEXT", help="the message")
+    p.set_defaults(handler=run_send)
+
+
+def _team_dir(args: argparse.Namespace) -> Path:
+    from ..cli import workdir_of
+
+    return workdir_of(args) / ".team"
+
+
+def run_team(args: argparse.Namespace) -> int:
+    snap = Roster(_team_dir(args)).snapshot()
+    if args.json:
+        data = {
+            "team": snap.team,
+            "members": [m.model_dump() for m in snap.members],
+            "problem": snap.problem,
+        }
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(format_team(snap.team, snap.members))
+    if snap.problem:
+        print(f"agent-cli: {snap.problem}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def format_team(team: str, members: list[Member]) -> str:
+    """The members as an aligned text table (one line when the team is empty)."""
+    if not members:
+        return f"team {team}: no members yet"
+    header = ("NAME", "ROLE", "STATUS", "TASK", "IDLE REASON", "UPDATED (UTC)")
+    rows = [header]
+    for m in members:
+        reason = m.idle_reason
+        if len(reason) > REASON_WIDTH:
+            reason = reason[: REASON_WIDTH - 3] + "..."
+        rows.append(
+            (
+                m.name,
+                m.role,
+                m.status,
+                f"#{m.current_task}" if m.current_task is not None else "-",
+                reason or "-",
+                m.updated_at[:19].replace("T", " "),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [f"team {team}: {len(members)} member{'s' if len(members) != 1 else ''}"]
+    for row in rows:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def run_inbox(args: argparse.Namespace) -> int:
+    check_name(args.name, "inbox name")
+    mail = Mailbox(_team_dir(args))
+    delivery = mail.fetch(args.name)
+    for problem in delivery.problems:
+        print(f"agent-cli: warning: {problem}", file=sys.stderr)
+    messages = delivery.messages
+    if args.json:
+        data = [json.loads(m.to_line()) for m in messages]
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    if not messages:
+        print(f"no unread messages for {args.name}")
+        return 0
+    count = len(messages)
+    print(f"{count} unread message{'s' if count != 1 else ''} for {args.name}:")
+    for m in messages:
+        print(format_message(m))
+    return 0
+
+
+def format_message(m: MailMessage) -> str:
+    """One line: time, sender, type (and request id), content."""
+    content = " ".join(m.content.split())
+    if len(content) > CONTENT_WIDTH:
+        content = content[: CONTENT_WIDTH - 3] + "..."
+    kind = m.type
+    if m.request_id:
+        kind += f" {m.request_id[:8]}"
+    if m.approve is not None:
+        kind += " approve" if m.approve else " reject"
+    return f"  {m.ts[11:19]}  {m.sender} [{kind}]: {content}"
+
+
+def run_send(args: argparse.Namespace) -> int:
+    sender = check_name(args.sender, "sender name")
+    to = check_name(args.to, "recipient name")
+    text = " ".join(args.text).strip()
+    if not text:
+        raise UserError("refusing to send an empty message")
+    team_dir = _team_dir(args)
+    roster = Roster(team_dir)
+    if to != LEAD and roster.get(to) is None:
+        snap = roster.snapshot()
+        names = ", ".join([LEAD, *(m.name for m in snap.members)])
+        raise NotFound(f"no teammate {to!r} on team {snap.team} (known: {names})")
+    msg = Mailbox(team_dir).send(sender, to, text)
+    print(msg.id)
+    return 0

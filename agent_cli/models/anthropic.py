@@ -1,0 +1,393 @@
+"""The Claude adapter: our ModelRequest in, our ModelEvents out, over the official SDK.
+
+The SDK is imported only when the first request is made, so `import agent_cli` stays fast.
+Credentials and endpoint are read by the SDK itself (ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN,
+ANTHROPIC_BASE_URL); with only ANTHROPIC_BASE_URL set (a local llama-server, Ollama or LiteLLM
+proxy) a placeholder key is sent, since such servers ignore it.
+
+Streaming uses `client.messages.create(stream=True)` and accumulates the raw events here
+rather than through `messages.stream()`: the SDK's accumulator raises on the first invalid
+tool-input JSON and the rest of the response would be lost. Each content block becomes:
+
+- text -> a TextDelta per delta, and a TextBlock in the final message (empty ones dropped);
+- tool_use -> a ToolCall as soon as its block stops with a JSON object input. Input that is
+  not a JSON object is kept as `{INVALID_INPUT_KEY: raw}` (the loop answers it with an error
+  tool_result) -- unless the response stopped on max_tokens inside that last block: then the
+  block is cut, left out of the message, and named in ResponseDone.truncated_tool.
+
+Prompt caching: cache_control {"type": "ephemeral"} on the system block and the last tool.
+Failures: the SDK retries 408/409/429/5xx/529 and connection errors itself (backoff,
+retry-after honoured); what it gives up on is mapped to errors.RateLimited, Overloaded,
+AuthFailed, BadRequest or ConnectionFailed -- also an `error` event mid-stream. No SDK or
+httpx exception type leaves this module. Cancel: a watcher closes the HTTP stream when the
+event is set, and the stream raises errors.Interrupted (a retry sleep inside the SDK is not
+interruptible; the cancel takes effect when it returns).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import errors
+from .base import (
+    INVALID_INPUT_KEY,
+    Message,
+    ModelEvent,
+    ModelRequest,
+    ResponseDone,
+    TextBlock,
+    TextDelta,
+    ToolCall,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+
+EPHEMERAL = {"type": "ephemeral"}
+LOCAL_PLACEHOLDER_KEY = "agent-cli-local"
+
+
+class AnthropicModel:
+    """A Model backed by the Messages API. `client` (an anthropic.Anthropic) is for tests."""
+
+    def __init__(self, name: str, client: Any = None, max_retries: int | None = None) -> None:
+        self.name = name
+        self._client = client
+        self._max_retries = max_retries
+        self._lock = threading.Lock()
+
+    def _get_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = make_client(self._max_retries)
+            return self._client
+
+    def stream(
+        self, request: ModelRequest, cancel: threading.Event | None = None
+    ) -> Iterator[ModelEvent]:
+        _check_cancel(cancel)
+        params = build_params(self.name, request)
+        try:
+            raw = self._get_client().messages.create(**params, stream=True)
+        except Exception as exc:
+            raise map_error(exc, cancel) from exc
+        acc = StreamAccumulator()
+        with _CancelWatch(cancel, lambda: _abort(raw)):
+            try:
+                for event in _guarded(raw, cancel):
+                    _check_cancel(cancel)
+                    yield from acc.feed(event)
+            finally:
+                raw.close()
+        _check_cancel(cancel)
+        yield from acc.finish()
+
+
+def make_client(max_retries: int | None = None) -> Any:
+    """An anthropic.Anthropic configured from the environment the way the SDK reads it."""
+    import os
+
+    import anthropic
+
+    kwargs: dict[str, Any] = {}
+    if max_retries is not None:
+        kwargs["max_retries"] = max_retries
+    has_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    if not has_key and os.environ.get("ANTHROPIC_BASE_URL"):
+        kwargs["api_key"] = LOCAL_PLACEHOLDER_KEY
+    try:
+        return anthropic.Anthropic(**kwargs)
+    except Exception as exc:
+        raise map_error(exc) from exc
+
+
+# -- request -------------------------------------------------------------------------
+
+
+def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
+    """The SDK keyword arguments for one request, with prompt-cache breakpoints."""
+    params: dict[str, Any] = {
+        "model": model,
+        "max_tokens": request.max_tokens,
+        "messages": [_message_param(m) for m in request.messages],
+    }
+    if request.system:
+        params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
+    if request.tools:
+        tools = [t.model_dump() for t in request.tools]
+        tools[-1]["cache_control"] = EPHEMERAL
+        params["tools"] = tools
+    return params
+
+
+def _message_param(message: Message) -> dict[str, Any]:
+    blocks: list[dict[str, Any]] = []
+    for b in message.content:
+        if isinstance(b, TextBlock):
+            if b.text:
+                blocks.append({"type": "text", "text": b.text})
+        elif isinstance(b, ToolUseBlock):
+            blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input})
+        elif isinstance(b, ToolResultBlock):
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": b.tool_use_id,
+                "content": b.content,
+            }
+            if b.is_error:
+                result["is_error"] = True
+            blocks.append(result)
+    return {"role": message.role, "content": blocks}
+
+
+# -- response ------------------------------------------------------------------------
+
+
+@dataclass
+class _Block:
+    kind: str  # "text", "tool_use" or "other" (thinking, server tools: not kept)
+    text: str = ""
+    tool_id: str = ""
+    name: str = ""
+    json: str = ""
+    stopped: bool = False
+    call: ToolUseBlock | None = None  # set once emitted as a ToolCall
+
+
+@dataclass
+class StreamAccumulator:
+    """Turns raw SDK stream events into our events and the final assistant Message."""
+
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str | None = None
+    started: bool = False
+
+    def feed(self, event: Any) -> Iterator[ModelEvent]:
+        kind = getattr(event, "type", None)
+        if kind == "message_start":
+            self.started = True
+            self._usage(event.message.usage)
+        elif kind == "content_block_start":
+            self.blocks[event.index] = _start_block(event.content_block)
+        elif kind == "content_block_delta":
+            yield from self._delta(event.index, event.delta)
+        elif kind == "content_block_stop":
+            block = self.blocks.get(event.index)
+            if block is not None:
+                block.stopped = True
+                if block.kind == "tool_use":
+                    block.call = _parse_tool(block)
+                    if block.call is not None:
+                        yield ToolCall(block.call)
+        elif kind == "message_delta":
+            self.stop_reason = event.delta.stop_reason or self.stop_reason
+            self._usage(event.usage)
+
+    def _delta(self, index: int, delta: Any) -> Iterator[ModelEvent]:
+        block = self.blocks.get(index)
+        if block is None:
+            return
+        if delta.type == "text_delta" and block.kind == "text":
+            block.text += delta.text
+            if delta.text:
+                yield TextDelta(delta.text)
+        elif delta.type == "input_json_delta" and block.kind == "tool_use":
+            block.json += delta.partial_json
+
+    def _usage(self, u: Any) -> None:
+        values = {
+            name: getattr(u, name, None)
+            for name in (
+                "input_tokens",
+                "output_tokens",
+                "cache_read_input_tokens",
+                "cache_creation_input_tokens",
+            )
+        }
+        # message_delta counts are cumulative: they overwrite; missing ones keep their value.
+        self.usage = self.usage.model_copy(
+            update={k: v for k, v in values.items() if isinstance(v, int)}
+        )
+
+    def finish(self) -> Iterator[ModelEvent]:
+        """Events after the last raw event: late tool calls, then ResponseDone."""
+        if not self.started or self.stop_reason is None:
+            raise errors.ConnectionFailed("the model's stream ended before the response was done")
+        content: list[TextBlock | ToolUseBlock] = []
+        truncated: str | None = None
+        last = max(self.blocks, default=None)
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if block.kind == "text" and block.text:
+                content.append(TextBlock(text=block.text))
+            elif block.kind == "tool_use" and block.call is not None:
+                content.append(block.call)
+            elif block.kind == "tool_use":
+                if self.stop_reason == "max_tokens" and index == last:
+                    truncated = block.name
+                    continue
+                call = ToolUseBlock(
+                    id=block.tool_id, name=block.name, input={INVALID_INPUT_KEY: block.json}
+                )
+                content.append(call)
+                yield ToolCall(call)
+        yield ResponseDone(
+            message=Message(role="assistant", content=content),
+            stop_reason=self.stop_reason,
+            usage=self.usage,
+            truncated_tool=truncated,
+        )
+
+
+def _start_block(cb: Any) -> _Block:
+    if cb.type == "text":
+        return _Block("text", text=cb.text or "")
+    if cb.type == "tool_use":
+        return _Block("tool_use", tool_id=cb.id, name=cb.name)
+    return _Block("other")
+
+
+def _parse_tool(block: _Block) -> ToolUseBlock | None:
+    """The complete tool_use, or None when its input is not a JSON object (decided later)."""
+    try:
+        value = json.loads(block.json) if block.json.strip() else {}
+    except ValueError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    return ToolUseBlock(id=block.tool_id, name=block.name, input=value)
+
+
+# -- errors and cancellation ---------------------------------------------------------
+
+
+def _guarded(raw: Any, cancel: threading.Event | None) -> Iterator[Any]:
+    """Iterate the SDK stream, mapping whatever it raises to our typed errors."""
+    iterator = iter(raw)
+    while True:
+        try:
+            event = next(iterator)
+        except StopIteration:
+            return
+        except Exception as exc:
+            raise map_error(exc, cancel) from exc
+        yield event
+
+
+def map_error(exc: BaseException, cancel: threading.Event | None = None) -> Exception:
+    """The typed agent-cli error for an SDK/transport failure (after the SDK's retries)."""
+    if cancel is not None and cancel.is_set():
+        return errors.Interrupted("interrupted")
+    if isinstance(exc, errors.AgentCliError):
+        return exc
+    import anthropic
+    import httpx2
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return _status_error(exc)
+    if isinstance(exc, anthropic.APIConnectionError | httpx2.TransportError | httpx2.StreamError):
+        return errors.ConnectionFailed(f"cannot reach the model API: {_one_line(exc)}")
+    if isinstance(exc, TypeError) and "authentication" in str(exc):
+        return errors.AuthFailed(
+            "no credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or use --model demo"
+        )
+    if isinstance(exc, anthropic.AnthropicError | httpx2.HTTPError):
+        return errors.ModelError(f"model API failure: {_one_line(exc)}")
+    return exc if isinstance(exc, Exception) else errors.ModelError(_one_line(exc))
+
+
+_BY_TYPE: dict[str, type[errors.ModelError]] = {
+    "rate_limit_error": errors.RateLimited,
+    "overloaded_error": errors.Overloaded,
+    "api_error": errors.Overloaded,
+    "authentication_error": errors.AuthFailed,
+    "permission_error": errors.AuthFailed,
+    "invalid_request_error": errors.BadRequest,
+    "not_found_error": errors.BadRequest,
+    "request_too_large": errors.BadRequest,
+}
+
+
+def _status_error(exc: Any) -> errors.ModelError:
+    status = int(getattr(exc, "status_code", 0) or 0)
+    err_type = getattr(exc, "type", None) or ""
+    message = getattr(exc, "api_message", None) or _one_line(exc)
+    cls = _BY_TYPE.get(err_type)
+    if cls is None:
+        if status == 429:
+            cls = errors.RateLimited
+        elif status in (401, 403):
+            cls = errors.AuthFailed
+        elif status >= 500:
+            cls = errors.Overloaded
+        elif 400 <= status < 500:
+            cls = errors.BadRequest
+        else:
+            cls = errors.ModelError
+    where = f"HTTP {status}" if status and status != 200 else "mid-stream"
+    return cls(f"{err_type or cls.kind} ({where}): {message}")
+
+
+def _abort(raw: Any) -> None:
+    """Unblock a read in another thread: shut the socket down under the HTTP stream (closing
+    the response from a second thread does not wake a blocked recv)."""
+    import socket
+
+    extensions = getattr(getattr(raw, "response", None), "extensions", None) or {}
+    network = extensions.get("network_stream")
+    sock = network.get_extra_info("socket") if network is not None else None
+    if sock is not None:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+    else:
+        raw.close()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise errors.Interrupted("interrupted")
+
+
+class _CancelWatch:
+    """While active, a helper thread calls `close` as soon as `cancel` is set, so a read
+    blocked on the network returns at once (the stream then raises errors.Interrupted)."""
+
+    POLL_S = 0.05
+
+    def __init__(self, cancel: threading.Event | None, close: Callable[[], None]) -> None:
+        self._cancel = cancel
+        self._close = close
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> _CancelWatch:
+        if self._cancel is not None:
+            self._thread = threading.Thread(target=self._watch, name="cancel-watch", daemon=True)
+            self._thread.start()
+        return self
+
+    def _watch(self) -> None:
+        assert self._cancel is not None
+        while not self._done.is_set():
+            if self._cancel.wait(self.POLL_S):
+                if not self._done.is_set():
+                    try:
+                        self._close()
+                    except Exception:  # closing a half-read stream may complain; we are leaving
+                        pass
+                return
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()

@@ -1,0 +1,339 @@
+"""The demo lead: turns a demo prompt into real tool calls, one step per model call.
+
+A scenario is a list of phases; each phase looks at what earlier phases of this turn got back
+and returns the next tool calls (or nothing, to skip, or a final text, to stop early). The
+phase a call belongs to is written into its tool-use id, so the next request tells where the
+turn is without any state kept here. Phase 0 of every turn answers what the `<inbox>` brought
+(plan approval requests are reviewed). The closing text only reports results actually seen.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import ModelRequest
+from .demo_convo import (
+    UUID_RE,
+    Block,
+    Pair,
+    Reply,
+    body_fields,
+    find_blocks,
+    first_line,
+    last_opening,
+    message_text,
+    pairs_since,
+    task_id_in,
+)
+from .demo_intents import Intent, help_text, parse_intent
+from .demo_texts import (
+    ABC_TASKS,
+    CODER_TASKS,
+    MAIN_PY,
+    PLAN_TASK,
+    board_tasks,
+    closing_hint,
+    expected_txt,
+    verify_tasks,
+)
+
+PHASE_ID_RE = re.compile(r"^toolu_demo_p(\d+)_")
+MISSING_RE = re.compile(r"not found|no such|does not exist|doesn't exist|missing|not exist")
+
+
+@dataclass
+class InboxItem:
+    sender: str
+    kind: str
+    content: str
+    request_id: str | None = None
+
+
+@dataclass
+class LeadTurn:
+    """What the current lead turn knows: the prompt, the inbox, results so far by phase."""
+
+    intent: Intent
+    inbox: list[InboxItem]
+    tools: set[str]
+    by_phase: dict[int, list[Pair]] = field(default_factory=dict)
+
+    def results(self, phase: int) -> list[Pair]:
+        return self.by_phase.get(phase, [])
+
+    def all_pairs(self) -> list[Pair]:
+        return [p for k in sorted(self.by_phase) for p in self.by_phase[k]]
+
+
+Phase = Callable[[LeadTurn], "list[tuple[str, dict[str, Any]]] | str"]
+
+
+def split_opening(text: str) -> tuple[list[InboxItem], str]:
+    """Separate the injected blocks (identity, inbox, messages) from what the user typed."""
+    items: list[InboxItem] = []
+    rest = re.sub(r"<identity\b.*?</identity>", "", text, flags=re.DOTALL)
+    for inbox in find_blocks(rest, "inbox"):
+        items.extend(_inbox_items(inbox.body))
+    rest = re.sub(r"<inbox\b.*?</inbox>", "", rest, flags=re.DOTALL)
+    loose = find_blocks(rest, "message")
+    items.extend(_item(b) for b in loose)
+    rest = re.sub(r"<message\b.*?</message>", "", rest, flags=re.DOTALL)
+    return items, rest.strip()
+
+
+def _inbox_items(body: str) -> list[InboxItem]:
+    blocks = find_blocks(body, "message")
+    if blocks:
+        return [_item(b) for b in blocks]
+    items = []
+    for line in body.splitlines():
+        if line.strip():
+            items.append(_item(Block("message", {}, line.strip())))
+    return items
+
+
+def _item(block: Block) -> InboxItem:
+    fields = {**body_fields(block.body), **block.attrs}
+    text = block.body
+    sender = str(fields.get("from") or fields.get("sender") or "")
+    if not sender:
+        m = re.search(r"\bfrom[=:\s]+\"?([a-z][a-z0-9_-]*)", text)
+        sender = m.group(1) if m else "?"
+    kind = str(fields.get("type") or "")
+    if not kind:
+        m = re.search(r"\b(plan_approval_request|shutdown_response|idle_notification|result|"
+                      r"error|broadcast|message)\b", text)
+        kind = m.group(1) if m else "message"
+    rid = fields.get("request_id")
+    if not rid and "plan" in (kind + text).lower():
+        m = UUID_RE.search(text)
+        rid = m.group(0) if m else None
+    content = str(fields.get("content") or fields.get("plan") or text)
+    if "plan" in kind and "\n" in content:  # show the plan's steps, not only its title
+        content = " / ".join(ln.strip() for ln in content.splitlines() if ln.strip())
+    return InboxItem(sender, kind, content, str(rid) if rid else None)
+
+
+def react_to_inbox(turn: LeadTurn) -> list[tuple[str, dict[str, Any]]]:
+    if "review_plan" not in turn.tools:
+        return []
+    return [
+        ("review_plan", {
+            "request_id": item.request_id,
+            "approve": True,
+            "feedback": "Approved by the demo lead. Go ahead: the file change itself will "
+            "still ask the human.",
+        })
+        for item in turn.inbox
+        if item.request_id and "plan" in item.kind
+    ]
+
+
+def _create(subject: str, description: str, **extra: Any) -> tuple[str, dict[str, Any]]:
+    return ("create_task", {"subject": subject, "description": description, **extra})
+
+
+def _ids(pairs: list[Pair]) -> list[int | None]:
+    return [task_id_in(p.text) if p.ok else None for p in pairs]
+
+
+def _spawn(turn: LeadTurn, role: str, **extra: Any) -> list[tuple[str, dict[str, Any]]]:
+    return [("spawn_teammate", {"name": n, "role": role, **extra}) for n in turn.intent.names]
+
+
+def _stop_if_failed(turn: LeadTurn, phase: int) -> str | None:
+    ids = _ids(turn.results(phase))
+    if not ids or None in ids:
+        return "stop"
+    return None
+
+
+# -- scenarios -------------------------------------------------------------------------
+
+def board_create(turn: LeadTurn):
+    return [_create(s, d) for s, d in board_tasks(turn.intent.count)]
+
+
+def board_spawn(turn: LeadTurn):
+    if _stop_if_failed(turn, 1):
+        return "stop"
+    return _spawn(turn, "generalist")
+
+
+def coder_first(turn: LeadTurn):
+    return [_create(*CODER_TASKS[0])]
+
+
+def coder_second(turn: LeadTurn):
+    if _stop_if_failed(turn, 1):
+        return "stop"
+    first = _ids(turn.results(1))[0]
+    return [_create(*CODER_TASKS[1], blocked_by=[first])]
+
+
+def coder_spawn(turn: LeadTurn):
+    if _stop_if_failed(turn, 2):
+        return "stop"
+    return _spawn(turn, "coder")
+
+
+def abc_first(turn: LeadTurn):
+    return [_create(*ABC_TASKS[0]), _create(*ABC_TASKS[1])]
+
+
+def abc_last(turn: LeadTurn):
+    if _stop_if_failed(turn, 1):
+        return "stop"
+    return [_create(*ABC_TASKS[2], blocked_by=_ids(turn.results(1)))]
+
+
+def abc_spawn(turn: LeadTurn):
+    if _stop_if_failed(turn, 2):
+        return "stop"
+    return _spawn(turn, "generalist")
+
+
+def verify_look(turn: LeadTurn):
+    return [("read_file", {"path": "main.py"}), ("read_file", {"path": "expected.txt"})]
+
+
+def verify_files(turn: LeadTurn):
+    """Create main.py / expected.txt only when reading them said they do not exist."""
+    contents = {"main.py": MAIN_PY, "expected.txt": expected_txt()}
+    calls = []
+    for pair in turn.results(1):
+        path = pair.use.input.get("path", "")
+        if not pair.ok and MISSING_RE.search(pair.text.lower()) and path in contents:
+            calls.append(("write_file", {"path": path, "content": contents[path]}))
+    return calls
+
+
+def verify_first(turn: LeadTurn):
+    if any(not p.ok for p in turn.results(2)):
+        return "stop"
+    source, expected, _ = verify_tasks()
+    return [_create(*source), _create(*expected)]
+
+
+def verify_last(turn: LeadTurn):
+    if _stop_if_failed(turn, 3):
+        return "stop"
+    _, _, verify = verify_tasks()
+    check = {"command": "python main.py", "expected_stdout_file": "expected.txt"}
+    return [_create(*verify, blocked_by=_ids(turn.results(3)), verify=check)]
+
+
+def verify_spawn(turn: LeadTurn):
+    if _stop_if_failed(turn, 4):
+        return "stop"
+    return [
+        ("spawn_teammate", {"name": "reader", "role": "reader"}),
+        ("spawn_teammate", {"name": "reviewer", "role": "reviewer"}),
+    ]
+
+
+def plan_create(turn: LeadTurn):
+    return [_create(*PLAN_TASK)]
+
+
+def plan_spawn(turn: LeadTurn):
+    if _stop_if_failed(turn, 1):
+        return "stop"
+    prompt = ("Before changing any file, submit a plan with submit_plan and wait for the "
+              "lead's answer.")
+    return _spawn(turn, "writer", require_plan=True, prompt=prompt)
+
+
+def shutdown_ask(turn: LeadTurn):
+    return [("request_shutdown", {"name": n}) for n in turn.intent.names]
+
+
+SCENARIOS: dict[str, list[Phase]] = {
+    "board": [board_create, board_spawn],
+    "coder": [coder_first, coder_second, coder_spawn],
+    "abc": [abc_first, abc_last, abc_spawn],
+    "verify": [verify_look, verify_files, verify_first, verify_last, verify_spawn],
+    "plan": [plan_create, plan_spawn],
+    "shutdown": [shutdown_ask],
+    "help": [],
+}
+
+
+# -- the step ---------------------------------------------------------------------------
+
+def lead_reply(request: ModelRequest) -> Reply:
+    """The lead's next step: the next phase's tool calls, or the closing text."""
+    messages = request.messages
+    start = last_opening(messages)
+    opening = message_text(messages[start]) if messages else ""
+    inbox, user_text = split_opening(opening)
+    intent = parse_intent(user_text) if user_text else Intent("help")
+    turn = LeadTurn(intent, inbox, {t.name for t in request.tools})
+    last_phase = -1
+    for pair in pairs_since(messages, start):
+        m = PHASE_ID_RE.match(pair.use.id)
+        phase = int(m.group(1)) if m else last_phase
+        turn.by_phase.setdefault(phase, []).append(pair)
+        last_phase = max(last_phase, phase)
+    phases: list[Phase] = [react_to_inbox, *SCENARIOS[intent.scenario]]
+    for index in range(last_phase + 1, len(phases)):
+        out = phases[index](turn)
+        if isinstance(out, str):
+            break
+        if not out:
+            continue
+        missing = sorted({name for name, _ in out} - turn.tools)
+        if missing:
+            return Reply(f"(demo model) I cannot do this here: no {', '.join(missing)} tool.")
+        return Reply(_narrate(out, intent.lang), out, index)
+    return Reply(closing_text(turn, user_text))
+
+
+def _narrate(calls: list[tuple[str, dict[str, Any]]], lang: str) -> str:
+    labels = ", ".join(call_label(n, i) for n, i in calls)
+    return f"下一步：{labels}" if lang == "zh" else f"Next: {labels}"
+
+
+def call_label(name: str, args: dict[str, Any]) -> str:
+    key = (args.get("subject") or args.get("name") or args.get("path")
+           or args.get("command") or args.get("request_id") or "")
+    return f"{name} {key}".strip()
+
+
+def closing_text(turn: LeadTurn, user_text: str) -> str:
+    """Summarize what the tools actually returned (errors and denials included)."""
+    zh = turn.intent.lang == "zh"
+    pairs = turn.all_pairs()
+    lines: list[str] = []
+    if turn.inbox:
+        lines.append("收件箱：" if zh else "Inbox:")
+        lines.extend(f"- {i.sender} ({i.kind}): {first_line(i.content, 160)}" for i in turn.inbox)
+    if turn.intent.scenario == "help" and not pairs:
+        if turn.inbox and not user_text:
+            return "(demo model) " + "\n".join(lines)
+        return "\n".join([*lines, help_text(turn.intent.lang)]) if lines else help_text(
+            turn.intent.lang
+        )
+    if pairs:
+        lines.append("我实际做了这些：" if zh else "What I did (tool results as returned):")
+    for pair in pairs:
+        mark = "✓" if pair.ok else "✗"
+        lines.append(f"{mark} {call_label(pair.use.name, pair.use.input)}: "
+                     f"{first_line(pair.text, 160)}")
+    failed = any(not p.ok for p in pairs if p.use.name != "read_file")
+    if failed:
+        lines.append("有步骤失败或被拒绝（见上），依赖它们的步骤没有做。" if zh else
+                     "Some steps failed or were denied (see above); what depends on them was "
+                     "not done.")
+    elif pairs:
+        lines.append(closing_hint(turn.intent.scenario, turn.intent.lang, turn.intent.names))
+    return "(demo model) " + "\n".join(lines)
+
+
+def new_tool_id(phase: int | None) -> str:
+    tag = f"p{phase}_" if phase is not None else ""
+    return f"toolu_demo_{tag}{uuid.uuid4().hex[:16]}"

@@ -1,0 +1,194 @@
+"""The permission gate: the one check every tool call passes before its handler runs.
+
+Order: read-only tools are allowed (never ask, never audited). Otherwise: deny rules -> the
+plan gate (a teammate whose plan is not approved yet; skipped for plan_exempt tools) ->
+coordination tools without a permission kind are allowed -> the mode (plan refuses,
+bypassPermissions allows, acceptEdits allows file changes) -> allow rules (settings, flags,
+session) -> the human through the approval broker. Every decision past read-only is appended
+to the audit log. A denial is a Decision whose message becomes the tool result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..errors import AgentCliError, ToolError
+from ..tools.base import Tool, ToolContext
+from ..tools.paths import relative_target
+from .audit import AuditLog
+from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
+from .policy import PermissionPolicy
+from .shellsplit import parse_command
+
+NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit"}
+
+
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    source: str
+    message: str = ""  # the tool result text when denied
+    feedback: str = ""  # the human's words with a denial
+    answer: str = ""  # allow_once / allow_always / deny when a human (or no one) was asked
+
+
+class PermissionGate:
+    def __init__(
+        self,
+        policy: PermissionPolicy,
+        broker: ApprovalBroker,
+        audit: AuditLog,
+        plan_gate: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.policy = policy
+        self.broker = broker
+        self.audit = audit
+        self.plan_gate = plan_gate
+
+    def check(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> Decision:
+        """Decide whether `tool` may run with `args` for `ctx.agent` (may block on a human)."""
+        if tool.read_only:
+            return Decision(True, "read-only")
+        try:
+            target = self._target(tool, args, ctx)
+        except ToolError as exc:
+            return self._done(tool, args, ctx, Decision(False, "confinement", str(exc)))
+        decision = self._decide(tool, args, ctx, target)
+        return self._done(tool, args, ctx, decision)
+
+    # ----- steps ----------------------------------------------------------------------------
+    def _decide(self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str) -> Decision:
+        kind = tool.permission
+        noun = NOUNS.get(kind or "", f"{tool.name} call")
+        if kind is not None:
+            deny = self.policy.find("deny", kind, target)
+            if deny is not None:
+                return Decision(
+                    False,
+                    deny.rule,
+                    f"Denied by rule {deny.rule} ({deny.source}): {noun} "
+                    f"{_short(target)} was not run.",
+                )
+        if self.plan_gate is not None and not tool.plan_exempt:
+            refusal = self.plan_gate(ctx.agent)
+            if refusal:
+                return Decision(False, "plan", refusal)
+        if kind is None:
+            return Decision(True, "coordination")
+        mode = self.policy.mode
+        if mode == "plan":
+            return Decision(
+                False,
+                "mode plan",
+                f"Plan mode is on: the {noun} was not run. Read and plan only; the user will "
+                "switch modes when the plan is approved.",
+            )
+        if mode == "bypassPermissions":
+            return Decision(True, "mode bypassPermissions")
+        if mode == "acceptEdits" and kind in ("Write", "Edit"):
+            return Decision(True, "mode acceptEdits")
+        allow = self.policy.find("allow", kind, target)
+        if allow is not None:
+            return Decision(True, allow.rule)
+        return self._ask(tool, args, ctx, target, noun)
+
+    def _ask(
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str
+    ) -> Decision:
+        req = ApprovalRequest(
+            agent=ctx.agent,
+            tool=tool.name,
+            input=args.model_dump(mode="json"),
+            summary=target,
+            preview=self._preview(tool, args, ctx, target),
+            purpose=ctx.purpose,
+            suggested_rule=suggest_rule(tool.permission or "", target),
+        )
+        answer = self.broker.ask(req, ctx.cancel)
+        if answer.allowed:
+            if answer.decision == "allow_always" and req.suggested_rule:
+                try:
+                    self.policy.add_rule(req.suggested_rule, "allow", save=answer.save)
+                except AgentCliError:
+                    self.policy.add_rule(req.suggested_rule, "allow")  # settings unwritable
+            return Decision(True, answer.source, answer=answer.decision)
+        return Decision(
+            False,
+            answer.source,
+            _denial_text(answer, noun, target),
+            feedback=answer.feedback,
+            answer=answer.decision,
+        )
+
+    def _target(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> str:
+        raw = tool.rule_target(args) if tool.rule_target else ""
+        if tool.permission in ("Write", "Edit"):
+            return relative_target(ctx.workdir, raw)
+        return raw
+
+    @staticmethod
+    def _preview(tool: Tool, args: BaseModel, ctx: ToolContext, target: str) -> str:
+        if tool.preview is None:
+            return target
+        try:
+            return tool.preview(args, ctx)
+        except Exception as exc:  # the human still decides; show why there is no preview
+            return f"(no preview: {exc})"
+
+    def _done(self, tool: Tool, args: BaseModel, ctx: ToolContext, d: Decision) -> Decision:
+        self.audit.record(
+            agent=ctx.agent,
+            tool=tool.name,
+            input=_input_of(args),
+            decision="allow" if d.allowed else "deny",
+            source=d.source,
+            feedback=d.feedback,
+            **({"answer": d.answer} if d.answer else {}),
+        )
+        return d
+
+
+def suggest_rule(permission: str, target: str) -> str:
+    """The rule "allow always" adds: the exact command or path; "" when none would match."""
+    if permission == "Bash":
+        if parse_command(target).simple and "*" not in target and "\n" not in target:
+            return f"Bash({target.strip()})"
+        return ""
+    if permission in ("Write", "Edit"):
+        if any(c in target for c in "*?") or target in ("", "."):
+            return ""
+        return f"{permission}({target})"
+    return ""
+
+
+def _denial_text(answer: ApprovalAnswer, noun: str, target: str) -> str:
+    if answer.source == "headless":
+        return (
+            f"Denied: no human was available to approve this {noun} ({_short(target)}); "
+            "this run is headless. Only commands allowed by a rule (--allow) can run."
+        )
+    if answer.source == "interrupted":
+        return f"Interrupted by the user: the {noun} was not run."
+    if answer.source == "closed":
+        return f"Denied: the approval prompt was closed; the {noun} was not run."
+    text = f"The user denied this {noun}."
+    if answer.feedback.strip():
+        text += f" Feedback: {answer.feedback.strip()}"
+    return text
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _input_of(args: BaseModel) -> Any:
+    try:
+        return args.model_dump(mode="json")
+    except Exception:  # pragma: no cover - a model that cannot dump itself
+        return json.loads(json.dumps(str(args)))

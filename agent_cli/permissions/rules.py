@@ -1,0 +1,167 @@
+"""Permission rules in Claude Code's syntax: parsing, and matching one call against one rule.
+
+Forms:
+- `Bash` — every shell command (including compound ones: the user allowed all of shell).
+- `Bash(git status)` — exactly that command (compared word by word after shell quoting).
+- `Bash(npm run test *)` / `Bash(npm run test:*)` — that prefix, on a word boundary
+  (`npm run test`, `npm run test --watch`; not `npm run testx`). `Bash(*)` = any simple command.
+- `Write(src/**)`, `Edit(docs/*.md)`, `Write`, `Edit` — paths relative to the workdir;
+  `*` and `?` stay inside one directory, `**` crosses directories.
+- `Read(...)` — accepted for compatibility; read-only tools never ask, so it has no effect.
+
+Which tools a rule covers: an allow rule `Edit(...)` covers edit_file and write_file (any file
+change); `Write(...)` covers write_file only. A deny rule of either family covers both
+(deny is meant to be broad). Allow rules with a specifier match a single simple command
+only (see shellsplit); deny rules match any part of a compound command.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+from ..errors import UserError
+from .shellsplit import ShellCommand, parse_command
+
+Family = Literal["Bash", "Write", "Edit", "Read"]
+FAMILIES: tuple[str, ...] = ("Bash", "Write", "Edit", "Read")
+RULE_RE = re.compile(r"^([A-Za-z]+)(?:\((.*)\))?$", re.DOTALL)
+
+
+class InvalidRule(UserError):
+    """A rule whose text cannot be understood."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed rule. `spec` is None for a bare family (`Bash`, `Edit`)."""
+
+    text: str
+    family: str
+    spec: str | None
+    prefix: bool = False  # Bash only: `... *` / `...:*`
+    words: tuple[str, ...] = ()  # Bash only: the rule's command words
+
+    @cached_property
+    def path_regex(self) -> re.Pattern[str] | None:
+        if self.family == "Bash" or self.spec is None:
+            return None
+        return re.compile(glob_to_regex(self.spec))
+
+    def covers(self, permission: str, effect: str) -> bool:
+        """Does this rule speak about a tool whose permission kind is `permission`?"""
+        if self.family == permission:
+            return True
+        if permission == "Write" and self.family == "Edit":
+            return True
+        return effect == "deny" and {self.family, permission} == {"Write", "Edit"}
+
+    def matches(self, permission: str, target: str, effect: str = "allow") -> bool:
+        """Does this rule match a call of kind `permission` on `target` (command or path)?"""
+        if not self.covers(permission, effect):
+            return False
+        if self.spec is None:
+            return True
+        if self.family == "Bash":
+            return self._matches_command(parse_command(target), effect)
+        assert self.path_regex is not None
+        return bool(self.path_regex.fullmatch(target))
+
+    def matches_command(self, cmd: ShellCommand, effect: str = "allow") -> bool:
+        """Like matches() for an already parsed command line."""
+        if self.family != "Bash":
+            return False
+        return self.spec is None or self._matches_command(cmd, effect)
+
+    def _matches_command(self, cmd: ShellCommand, effect: str) -> bool:
+        if effect == "allow":
+            return cmd.words is not None and self._words_match(cmd.words)
+        return any(self._words_match(part) for part in cmd.parts)
+
+    def _words_match(self, words: tuple[str, ...]) -> bool:
+        if self.prefix:
+            return words[: len(self.words)] == self.words
+        return words == self.words
+
+
+def glob_to_regex(pattern: str) -> str:
+    """A workdir-relative path glob as a regex: `**` crosses `/`, `*` and `?` do not."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def _bash_rule(text: str, spec: str) -> Rule:
+    prefix = False
+    body = spec
+    if spec == "*":
+        return Rule(text, "Bash", spec, prefix=True, words=())
+    for suffix in (":*", " *"):
+        if spec.endswith(suffix):
+            prefix, body = True, spec[: -len(suffix)]
+            break
+    if "*" in body:
+        raise InvalidRule(
+            f"invalid rule {text!r}: a Bash rule may only end with ' *' or ':*' as a wildcard"
+        )
+    cmd = parse_command(body)
+    if cmd.words is None:
+        raise InvalidRule(
+            f"invalid rule {text!r}: a Bash rule names one simple command ({cmd.reason})"
+        )
+    return Rule(text, "Bash", spec, prefix=prefix, words=cmd.words)
+
+
+def _path_rule(text: str, family: str, spec: str) -> Rule:
+    path = spec[2:] if spec.startswith("./") else spec
+    if path.startswith(("/", "~")) or ".." in path.split("/"):
+        raise InvalidRule(f"invalid rule {text!r}: paths in rules are relative to the workdir")
+    if any(ord(c) < 32 for c in path):
+        raise InvalidRule(f"invalid rule {text!r}: control characters in the path")
+    return Rule(text, family, path)
+
+
+def parse_rule(text: object) -> Rule:
+    """Parse one rule, or raise InvalidRule with a one-line reason."""
+    if not isinstance(text, str):
+        raise InvalidRule(f"invalid rule {text!r}: a rule is a string like 'Bash(git status)'")
+    stripped = text.strip()
+    m = RULE_RE.match(stripped)
+    if not m:
+        raise InvalidRule(
+            f"invalid rule {text!r}: expected Tool or Tool(specifier), e.g. 'Bash(git status)'"
+        )
+    family, spec = m.group(1), m.group(2)
+    if family not in FAMILIES:
+        raise InvalidRule(
+            f"invalid rule {text!r}: unknown tool {family!r} (use one of {', '.join(FAMILIES)})"
+        )
+    if spec is None:
+        return Rule(stripped, family, None)
+    spec = spec.strip()
+    if not spec:
+        raise InvalidRule(f"invalid rule {text!r}: empty parentheses (write {family} alone)")
+    if "\n" in spec or "\r" in spec:
+        raise InvalidRule(f"invalid rule {text!r}: a rule is one line")
+    if family == "Bash":
+        return _bash_rule(stripped, spec)
+    return _path_rule(stripped, family, spec)

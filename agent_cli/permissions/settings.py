@@ -1,0 +1,90 @@
+"""`.agent-cli/settings.json`: loading and saving the permission rules a project keeps.
+
+Format: `{"permissions": {"allow": ["Bash(git status)"], "deny": ["Bash(rm *)"]}}`; other keys
+are preserved untouched on save. A file that is not valid JSON, or whose permissions are not
+lists of strings, is reported by name (UserError) and never overwritten. Saving is a locked
+read-modify-write with an atomic replace, so two processes adding rules do not lose one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from ..errors import UserError
+from ..fsutil import atomic_write_json
+
+SETTINGS_RELPATH = Path(".agent-cli") / "settings.json"
+EFFECTS = ("allow", "deny")
+
+
+class SettingsError(UserError):
+    """settings.json cannot be read or has the wrong shape (the message names the file)."""
+
+
+def default_settings_path(workdir: Path) -> Path:
+    return Path(workdir) / SETTINGS_RELPATH
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"cannot read {path}: {exc}") from exc
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "fix or remove it"
+        ) from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path}: the top level must be a JSON object")
+    perms = data.get("permissions", {})
+    if not isinstance(perms, dict):
+        raise SettingsError(f"{path}: 'permissions' must be an object")
+    for effect in EFFECTS:
+        items = perms.get(effect, [])
+        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+            raise SettingsError(f"{path}: 'permissions.{effect}' must be a list of strings")
+    return data
+
+
+def load_rules(path: Path) -> dict[str, list[str]]:
+    """The allow and deny rule texts in `path` ({} entries when the file does not exist)."""
+    perms = _read(Path(path)).get("permissions", {})
+    return {effect: list(perms.get(effect, [])) for effect in EFFECTS}
+
+
+def _lock(path: Path) -> FileLock:
+    return FileLock(str(path) + ".lock", timeout=10)
+
+
+def update_rule(path: Path, rule: str, effect: str, present: bool) -> bool:
+    """Add (present=True) or remove a rule in the file; return True if the file changed."""
+    path = Path(path)
+    if not present and not path.exists():
+        return False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SettingsError(f"cannot create {path.parent}: {exc.strerror or exc}") from exc
+    with _lock(path):
+        data = _read(path)
+        perms = data.setdefault("permissions", {})
+        items: list[str] = perms.setdefault(effect, [])
+        if present == (rule in items):
+            return False
+        if present:
+            items.append(rule)
+        else:
+            perms[effect] = [x for x in items if x != rule]
+        atomic_write_json(path, data)
+        return True

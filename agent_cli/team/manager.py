@@ -1,0 +1,215 @@
+"""Team: the teammate threads of one session, the lead agent, and the lead's inbox.
+
+Team owns the in-process map of teammates (name -> Teammate), spawning and restarting them,
+the shutdown protocol's request side, the plan gate it installs on the runtime's permission
+gate, the headless "is the team quiet" wait, and the `<inbox>` block that opens the lead's
+next turn. Teammate state on disk lives in the roster, mailbox and protocol store.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from ..errors import NotFound, Refused
+from ..events import MessageEvent, Notice
+from ..names import LEAD, check_name
+from . import plans
+from .framing import inbox_block
+from .teammate import Teammate, render_prompt
+
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
+    from ..runtime import Runtime
+    from .mailbox import MailMessage
+    from .protocol import ProtocolRequest
+    from .roster import Member
+
+
+class Team:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self._mates: dict[str, Teammate] = {}
+        self._lock = threading.RLock()
+        self._state = threading.Condition()
+        self._state_gen = 0
+        self._lead_seen: set[str] = set()
+        runtime.gate.plan_gate = self.plan_block
+
+    # ---- teammates -------------------------------------------------------------------
+
+    def spawn(self, name: str, role: str, prompt: str | None = None, model: str | None = None,
+              require_plan: bool = False) -> Member:
+        """Start (or restart) teammate `name`; Refused if it is running or is the lead."""
+        check_name(name, "teammate name")
+        if name == LEAD:
+            raise Refused("'lead' is the lead's own name; pick another teammate name")
+        with self._lock:
+            current = self._mates.get(name)
+            if current is not None and current.alive():
+                raise Refused(f"{name} is already running")
+            mate = Teammate(self.rt, self, name, role, model, require_plan, prompt)
+            member = self.rt.roster.add(name, role, model, require_plan)
+            self._mates[name] = mate
+            mate.start()
+        self.rt.events.emit(Notice(agent=LEAD, text=f"spawned {name} ({member.role})"))
+        return member
+
+    def request_shutdown(self, name: str, sender: str = LEAD) -> ProtocolRequest:
+        """Store a pending shutdown request, then send it (a pending one is reused)."""
+        check_name(name, "teammate name")
+        mate = self.teammate(name)
+        if mate is None or not mate.alive():
+            raise Refused(f"{name} is not running")
+        for req in self.rt.protocols.pending("shutdown", target=name):
+            if req.sender == sender:
+                return req
+        req = self.rt.protocols.create("shutdown", sender, name, content="finish and shut down")
+        self.rt.mail.send(sender, name, "please finish your current step and shut down",
+                          type="shutdown_request", request_id=req.id)
+        self.rt.events.emit(MessageEvent(agent=sender, to=name, msg_type="shutdown_request",
+                                         preview="shutdown requested"))
+        return req
+
+    def running(self) -> list[str]:
+        with self._lock:
+            return [n for n, m in self._mates.items() if m.alive()]
+
+    def teammate(self, name: str) -> Teammate | None:
+        with self._lock:
+            return self._mates.get(name)
+
+    def shutdown_all(self, timeout: float) -> list[str]:
+        """Request shutdown of every running teammate; wait up to `timeout` for their threads.
+
+        Returns the names still busy (e.g. waiting for a human's approval) at the deadline.
+        """
+        deadline = time.monotonic() + timeout
+        names = self.running()
+        for name in names:
+            try:
+                self.request_shutdown(name)
+            except Refused:
+                pass  # it ended meanwhile
+        busy = []
+        for name in names:
+            mate = self.teammate(name)
+            if mate is None:
+                continue
+            mate.thread.join(max(0.0, deadline - time.monotonic()))
+            if mate.thread.is_alive():
+                busy.append(name)
+        return busy
+
+    # ---- quiet -----------------------------------------------------------------------
+
+    def state_changed(self) -> None:
+        """Teammates call this on every status change; wakes wait_quiet."""
+        with self._state:
+            self._state_gen += 1
+            self._state.notify_all()
+
+    def is_quiet(self) -> bool:
+        """Every live teammate waits idle and nothing it watches changed since its last scan.
+
+        A teammate waiting for a human's approval is mid-turn, so it is not quiet; one that
+        sent its idle notification watches only its inbox; shut-down and failed ones count
+        as quiet. With no teammates the team is quiet.
+        """
+        with self._lock:
+            mates = list(self._mates.values())
+        return all(m.is_quiet() for m in mates)
+
+    def wait_quiet(self, timeout: float) -> bool:
+        """Block until is_quiet() (True) or `timeout` seconds pass (False)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._state:
+                gen = self._state_gen
+            if self.is_quiet():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            with self._state:
+                if self._state_gen == gen:
+                    self._state.wait(min(left, self.rt.config.check_interval_s))
+
+    # ---- plan gate -------------------------------------------------------------------
+
+    def plan_block(self, agent: str) -> str | None:
+        """The runtime gate's plan_gate: why `agent`'s effectful tools are refused, or None."""
+        if agent == LEAD:
+            return None
+        mate = self.teammate(agent)
+        if mate is None:
+            member = self.rt.roster.get(agent)
+            require = bool(member and member.require_plan)
+        else:
+            require = mate.require_plan
+        return plans.plan_block(self.rt.protocols, agent, require)
+
+    # ---- the lead --------------------------------------------------------------------
+
+    def make_lead(self) -> Agent:
+        """The lead Agent: prompts/lead.md, the lead's board/team tools and workspace tools."""
+        from ..agent.agent import Agent, AgentSettings
+        from ..agent.identity import Identity
+        from ..tools.base import ToolSet
+        from ..tools.team_tools import lead_tools
+        from ..tools.workspace import workspace_tools
+
+        rt = self.rt
+        team_name = rt.roster.team_name
+        system = render_prompt("lead", name=LEAD, role="lead", team=team_name,
+                               workdir=rt.workdir)
+        return Agent(
+            Identity(LEAD, "lead", team_name, rt.workdir),
+            system,
+            rt.make_model(LEAD),
+            ToolSet(lead_tools() + workspace_tools()),
+            rt.gate,
+            rt.events,
+            transcript_dir=rt.team_dir / "transcripts",
+            settings=AgentSettings(compact_threshold_tokens=rt.config.compact_threshold_tokens),
+            runtime=rt,
+        )
+
+    def lead_inbox_block(self) -> str | None:
+        """The lead's unread messages as one `<inbox>` block (then acknowledged), or None."""
+        delivery = self.rt.mail.fetch(LEAD)
+        shown: list[MailMessage] = []
+        for msg in delivery.messages:
+            if msg.id in self._lead_seen:
+                continue
+            self._lead_seen.add(msg.id)
+            why = self._mismatch(msg)
+            if why is not None:
+                self.rt.events.emit(Notice(agent=LEAD, level="warning",
+                                           text=f"rejected {msg.type} from {msg.sender}: {why}"))
+                continue
+            shown.append(msg)
+        if delivery.messages:
+            self.rt.mail.ack(LEAD, delivery.cursor)
+        return inbox_block(shown) if shown else None
+
+    def _mismatch(self, msg: MailMessage) -> str | None:
+        """Why a protocol message to the lead does not match its stored request (or None)."""
+        if msg.type not in ("shutdown_response", "plan_approval_request"):
+            return None
+        try:
+            req = self.rt.protocols.get(msg.request_id or "")
+        except NotFound:
+            return f"no request {msg.request_id}"
+        want = "shutdown" if msg.type == "shutdown_response" else "plan_approval"
+        if req.kind != want:
+            return f"request {req.id} is a {req.kind} request"
+        if msg.type == "shutdown_response":
+            if req.target != msg.sender or req.sender != LEAD:
+                return f"request {req.id} was not sent to {msg.sender}"
+            if req.status != "approved":
+                return f"request {req.id} is {req.status}"
+        elif req.sender != msg.sender:
+            return f"request {req.id} came from {req.sender}"
+        return None

@@ -1,0 +1,104 @@
+"""The plan-approval protocol and the plan gate it drives.
+
+A teammate's effectful tools are refused (before their handlers run) while its latest plan
+is pending or rejected, or while it must plan first (require_plan) and has no approved plan
+yet. The protocol store is the single source of truth: a forged or stray response message
+cannot open the gate, only a resolved request can.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import Refused
+from ..events import MessageEvent
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from .protocol import ProtocolRequest, ProtocolStore
+
+ALLOWED = "only read tools, send_message and submit_plan are allowed"
+PENDING = f"plan approval pending: {ALLOWED}"
+REJECTED = f"plan rejected by the lead: revise it and submit_plan again; {ALLOWED}"
+REQUIRED = f"plan approval required: call submit_plan first; {ALLOWED}"
+
+
+def plan_block(protocols: ProtocolStore, name: str, require_plan: bool) -> str | None:
+    """Why `name`'s effectful tools are refused right now, or None when they are not."""
+    latest = protocols.latest_plan(name)
+    if latest is None:
+        return REQUIRED if require_plan else None
+    if latest.status == "pending":
+        return PENDING
+    if latest.status == "rejected":
+        return REJECTED
+    return None
+
+
+def submit_plan(runtime: Runtime, name: str, plan: str) -> ProtocolRequest:
+    """Store a pending plan_approval request, then send it to the lead (in that order)."""
+    from ..names import LEAD
+
+    req = runtime.protocols.create("plan_approval", name, LEAD, content=plan)
+    summary = plan.strip().splitlines()[0][:120] if plan.strip() else ""
+    runtime.mail.send(
+        name,
+        LEAD,
+        f"plan for approval (request_id {req.id}): {summary}",
+        type="plan_approval_request",
+        request_id=req.id,
+        plan=plan,
+    )
+    runtime.events.emit(
+        MessageEvent(agent=name, to=LEAD, msg_type="plan_approval_request", preview=summary)
+    )
+    return req
+
+
+def review_plan(
+    runtime: Runtime, reviewer: str, request_id: str, approve: bool, feedback: str = ""
+) -> ProtocolRequest:
+    """Resolve a plan request (the store checks every field), then answer the teammate."""
+    req = runtime.protocols.get(request_id)
+    if req.kind != "plan_approval":
+        raise Refused(f"request {request_id} is a {req.kind} request, not a plan")
+    resolved = runtime.protocols.resolve(
+        request_id, "plan_approval", reviewer, req.sender, approve, resolution=feedback
+    )
+    verdict = "approved" if approve else "rejected"
+    content = f"plan {verdict}" + (f": {feedback}" if feedback else "")
+    runtime.mail.send(
+        reviewer,
+        req.sender,
+        content,
+        type="plan_approval_response",
+        request_id=request_id,
+        approve=approve,
+    )
+    runtime.events.emit(
+        MessageEvent(
+            agent=reviewer, to=req.sender, msg_type="plan_approval_response", preview=content
+        )
+    )
+    return resolved
+
+
+def check_response(protocols: ProtocolStore, me: str, msg) -> str | None:
+    """Why a received plan_approval_response does not match its request (None = it does)."""
+    from ..errors import NotFound
+
+    if not msg.request_id:
+        return "no request_id"
+    try:
+        req = protocols.get(msg.request_id)
+    except NotFound:
+        return f"no request {msg.request_id}"
+    if req.kind != "plan_approval":
+        return f"request {req.id} is a {req.kind} request"
+    if req.sender != me or req.target != msg.sender:
+        return f"request {req.id} is between {req.sender} and {req.target}, not {msg.sender}"
+    if req.status == "pending":
+        return f"request {req.id} was never resolved"
+    if msg.approve is not None and msg.approve != (req.status == "approved"):
+        return f"request {req.id} is {req.status}, the message says otherwise"
+    return None

@@ -1,0 +1,137 @@
+"""Host-verified completion: a task with a `verify` completes only when its check passes.
+
+The verify command goes through the same permission gate as any shell run (the human is asked
+where the rules say so; the approval's purpose reads "task #3 verify"), then runs in the
+workdir. Its stripped stdout is compared with the expectation (inline or from a file) and its
+exit code with the expected one. Saying "done" completes nothing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import Refused, ToolError
+from ..events import TaskEvent
+from ..tools.base import ToolContext
+from ..tools.shell import shell_tool
+
+if TYPE_CHECKING:
+    from ..board.models import Task, Verify
+    from ..runtime import Runtime
+
+VERIFY_TIMEOUT_S = 120.0
+_SHOWN = 200
+
+
+@dataclass
+class VerifyOutcome:
+    passed: bool
+    detail: str  # why it failed, or a one-line summary when it passed
+    denied: bool = False  # the gate refused to run the command
+
+
+def _shown(text: str) -> str:
+    text = text.strip()
+    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "...")
+
+
+def _expected_stdout(verify: Verify, workdir: Path) -> str | None:
+    if verify.expected_stdout is not None:
+        return verify.expected_stdout
+    if not verify.expected_stdout_file:
+        return None
+    path = (workdir / verify.expected_stdout_file).resolve()
+    if not path.is_relative_to(workdir):
+        raise ToolError(
+            f"expected_stdout_file {verify.expected_stdout_file} is outside the workdir"
+        )
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ToolError(
+            f"cannot read expected_stdout_file {verify.expected_stdout_file}: "
+            f"{exc.strerror or exc}"
+        ) from exc
+
+
+def run_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> VerifyOutcome:
+    """Ask the gate, run task.verify.command in the workdir, compare; never raises for a
+    failing check (only ToolError for a verify that cannot be evaluated at all)."""
+    verify = task.verify
+    assert verify is not None
+    shell = shell_tool()
+    args = shell.parse({"command": verify.command})
+    vctx = replace(ctx, purpose=f"task #{task.id} verify")
+    decision = (gate or runtime.gate).check(shell, args, vctx)
+    if not decision.allowed:
+        return VerifyOutcome(False, f"verify command was not run: {decision.message}", True)
+    expected = _expected_stdout(verify, runtime.workdir)
+    try:
+        proc = subprocess.run(
+            ["bash", "-c", verify.command],
+            cwd=runtime.workdir,
+            capture_output=True,
+            text=True,
+            timeout=VERIFY_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return VerifyOutcome(False, f"verify command timed out after {VERIFY_TIMEOUT_S:.0f}s")
+    problems = []
+    if expected is not None and proc.stdout.strip() != expected.strip():
+        problems.append(f"expected stdout {_shown(expected)}, got {_shown(proc.stdout)}")
+    want_code = verify.expected_exit_code
+    if want_code is not None and proc.returncode != want_code:
+        err = f" (stderr {_shown(proc.stderr)})" if proc.stderr.strip() else ""
+        problems.append(f"expected exit code {want_code}, got {proc.returncode}{err}")
+    if problems:
+        return VerifyOutcome(False, "; ".join(problems))
+    return VerifyOutcome(True, f"`{verify.command}` passed")
+
+
+def complete_verified(
+    runtime: Runtime, ctx: ToolContext, task_id: int, claim_token: str, result: str, gate=None
+) -> str:
+    """complete_task for `ctx.agent`: check ownership, run the verify, then complete.
+
+    Returns the tool result text; raises ToolError (an is_error result) when the task is not
+    the caller's, when the verify fails, or when the board refuses. The task then stays
+    in_progress with its owner.
+    """
+    owner = ctx.agent
+    task = runtime.board.get(task_id)
+    if task.status != "in_progress" or task.owner != owner:
+        holder = f"owned by {task.owner}" if task.owner else task.status
+        raise Refused(f"task {task_id} is not yours to complete ({holder})")
+    if task.claim_token != claim_token:
+        raise Refused(f"wrong claim_token for task {task_id}")
+    if task.verify is not None:
+        outcome = run_verify(runtime, task, ctx, gate)
+        if not outcome.passed:
+            runtime.events.emit(
+                TaskEvent(
+                    agent=owner,
+                    action="verify_failed",
+                    task_id=task_id,
+                    subject=task.subject,
+                    detail=outcome.detail,
+                )
+            )
+            raise ToolError(
+                f"task #{task_id} not completed: {outcome.detail}. "
+                "It stays in_progress with you; fix the cause and call complete_task again."
+            )
+    done = runtime.board.complete(task_id, owner, claim_token, result, actor=owner)
+    runtime.events.emit(
+        TaskEvent(agent=owner, action="completed", task_id=task_id, subject=task.subject,
+                  detail=result[:200])
+    )
+    text = f"task #{task_id} completed"
+    if task.verify is not None:
+        text += " (verify passed)"
+    if done.unblocked:
+        text += "; now claimable: " + ", ".join(f"#{i}" for i in done.unblocked)
+    return text

@@ -1,0 +1,230 @@
+"""Board tools: create, update, list, show, claim and complete tasks on the shared board.
+
+The owner in claim/complete is always the calling agent's own name (ctx.agent), whatever the
+input says. Refusals (not claimable, wrong owner or token, failed verify) are is_error tool
+results, never exceptions that kill an agent. Every change is announced as a TaskEvent.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..board.models import Verify
+from ..errors import CorruptFile, ToolError, UserError
+from ..events import MessageEvent, TaskEvent
+from .base import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from ..board.models import Task
+    from ..runtime import Runtime
+
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CreateTaskInput(_Input):
+    subject: str = Field(min_length=1, max_length=200, description="short imperative title")
+    description: str = Field("", description="what done means, inputs, where to look")
+    blocked_by: list[int] = Field(default_factory=list, description="ids that must complete first")
+    verify: Verify | None = Field(None, description="how the host checks completion")
+
+
+class UpdateTaskInput(_Input):
+    task_id: int
+    add_blocked_by: list[int] = Field(min_length=1)
+
+
+class ListTasksInput(_Input):
+    pass
+
+
+class GetTaskInput(_Input):
+    task_id: int
+
+
+class ClaimTaskInput(_Input):
+    task_id: int | None = Field(None, description="omit to claim the lowest claimable task")
+
+
+class CompleteTaskInput(_Input):
+    task_id: int
+    claim_token: str = Field(min_length=1)
+    result: str = Field(min_length=1, description="what you did and the evidence")
+
+
+def _runtime(ctx: ToolContext) -> Runtime:
+    if ctx.runtime is None:
+        raise ToolError("board tools need a runtime")
+    return ctx.runtime
+
+
+def user_errors(fn):
+    """Turn a UserError/CorruptFile raised by the board or team into an is_error result."""
+
+    @functools.wraps(fn)
+    def wrapper(args, ctx):
+        try:
+            return fn(args, ctx)
+        except (UserError, CorruptFile) as exc:
+            raise ToolError(str(exc)) from exc
+
+    return wrapper
+
+
+def task_line(t: Task) -> str:
+    line = f"#{t.id} [{t.status}] {t.subject}"
+    if t.owner:
+        line += f" (owner {t.owner})"
+    if t.blocked_by:
+        line += " blocked by " + ", ".join(f"#{i}" for i in t.blocked_by)
+    return line
+
+
+def _task_detail(t: Task, viewer: str) -> str:
+    lines = [task_line(t)]
+    if t.description:
+        lines.append(f"description: {t.description}")
+    if t.verify is not None:
+        lines.append(f"verify: {t.verify.model_dump_json(exclude_none=True)}")
+    if t.claimed_at:
+        lines.append(f"claimed_at: {t.claimed_at}")
+    if t.claim_token and t.owner == viewer:
+        lines.append(f"claim_token: {t.claim_token}")
+    if t.result:
+        lines.append(f"result: {t.result}")
+    return "\n".join(lines)
+
+
+def _touch_teammate(rt: Runtime, name: str) -> None:
+    """Refresh a teammate's roster entry after a claim/complete made through a tool."""
+    tm = rt.team.teammate(name)
+    if tm is not None:
+        tm.refresh_task()
+
+
+@user_errors
+def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
+    rt = _runtime(ctx)
+    task = rt.board.create(
+        args.subject, args.description, args.blocked_by, args.verify, actor=ctx.agent
+    )
+    rt.events.emit(TaskEvent(agent=ctx.agent, action="created", task_id=task.id,
+                             subject=task.subject))
+    return f"created task #{task.id}: {task_line(task)}"
+
+
+@user_errors
+def _update(args: UpdateTaskInput, ctx: ToolContext) -> str:
+    rt = _runtime(ctx)
+    task = rt.board.update(args.task_id, add_blocked_by=args.add_blocked_by, actor=ctx.agent)
+    rt.events.emit(TaskEvent(agent=ctx.agent, action="updated", task_id=task.id,
+                             subject=task.subject))
+    return f"updated: {task_line(task)}"
+
+
+@user_errors
+def _list(args: ListTasksInput, ctx: ToolContext) -> str:
+    snap = _runtime(ctx).board.snapshot()
+    lines = [task_line(t) for t in snap.tasks] or ["(no tasks)"]
+    lines.extend(f"problem: {p.path}: {p.message}" for p in snap.problems)
+    return "\n".join(lines)
+
+
+@user_errors
+def _get(args: GetTaskInput, ctx: ToolContext) -> str:
+    return _task_detail(_runtime(ctx).board.get(args.task_id), ctx.agent)
+
+
+@user_errors
+def _claim(args: ClaimTaskInput, ctx: ToolContext) -> str:
+    rt = _runtime(ctx)
+    if args.task_id is None:
+        res = rt.board.claim_next(ctx.agent)
+        if res.task is None:
+            raise ToolError(f"nothing claimed: {res.reason}")
+        task = res.task
+    else:
+        task = rt.board.claim(args.task_id, ctx.agent)
+    rt.events.emit(TaskEvent(agent=ctx.agent, action="claimed", task_id=task.id,
+                             subject=task.subject))
+    _touch_teammate(rt, ctx.agent)
+    return f"claimed task #{task.id} ({task.subject}); claim_token: {task.claim_token}"
+
+
+@user_errors
+def _complete(args: CompleteTaskInput, ctx: ToolContext) -> str:
+    from ..names import LEAD
+    from ..team.verify import complete_verified
+
+    rt = _runtime(ctx)
+    tm = rt.team.teammate(ctx.agent)
+    gate = tm.gate if tm is not None else None
+    text = complete_verified(rt, ctx, args.task_id, args.claim_token, args.result, gate)
+    if ctx.agent != LEAD:
+        subject = rt.board.get(args.task_id).subject
+        content = f"task #{args.task_id} ({subject}) completed: {args.result}"
+        rt.mail.send(ctx.agent, LEAD, content, type="result")
+        rt.events.emit(MessageEvent(agent=ctx.agent, to=LEAD, msg_type="result",
+                                    preview=content[:120]))
+    _touch_teammate(rt, ctx.agent)
+    return text
+
+
+def _tool(name, description, model, handler, read_only=False) -> Tool:
+    return Tool(name=name, description=description, input_model=model, handler=handler,
+                read_only=read_only)
+
+
+def create_task_tool() -> Tool:
+    return _tool(
+        "create_task",
+        "Register a task on the shared board. Teammates claim ready tasks by themselves. "
+        "blocked_by lists task ids that must be completed first. verify (optional) is a shell "
+        "command plus the expected stdout (or a file holding it) and exit code; the host runs "
+        "it when the owner calls complete_task and completes the task only if it passes.",
+        CreateTaskInput, _create)
+
+
+def update_task_tool() -> Tool:
+    return _tool("update_task", "Add dependencies to a task that is still pending and unowned.",
+                 UpdateTaskInput, _update)
+
+
+def list_tasks_tool() -> Tool:
+    return _tool("list_tasks", "List every task on the board: id, status, owner, blockers.",
+                 ListTasksInput, _list, read_only=True)
+
+
+def get_task_tool() -> Tool:
+    return _tool("get_task", "Show one task in full (your claim_token if you own it).",
+                 GetTaskInput, _get, read_only=True)
+
+
+def claim_task_tool() -> Tool:
+    return _tool(
+        "claim_task",
+        "Claim a pending task whose blockers are all completed (omit task_id for the lowest "
+        "claimable one). You hold at most one task at a time. Returns the claim_token.",
+        ClaimTaskInput, _claim)
+
+
+def complete_task_tool() -> Tool:
+    return _tool(
+        "complete_task",
+        "Complete the task you own with its claim_token and a short result. If the task has a "
+        "verify, the host runs it first and completes only if it passes; otherwise you get "
+        "the failure and keep the task.",
+        CompleteTaskInput, _complete)
+
+
+def lead_board_tools() -> list[Tool]:
+    return [create_task_tool(), update_task_tool(), list_tasks_tool(), get_task_tool()]
+
+
+def teammate_board_tools() -> list[Tool]:
+    return [list_tasks_tool(), get_task_tool(), claim_task_tool(), complete_task_tool()]

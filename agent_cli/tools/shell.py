@@ -1,0 +1,174 @@
+"""The shell tool: `bash -c COMMAND` in the workdir, in its own process group.
+
+stdout and stderr are merged and capped (head and tail kept, the cap stated in the result).
+The exit code is part of the result; a non-zero exit is an is_error result, not an exception.
+A timeout, or the caller's cancel event (an interrupt from another thread), kills the whole
+process group within a fraction of a second. Background jobs the command leaves behind
+holding the output open are stopped too, and the result says so.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import signal
+import subprocess
+import threading
+import time
+from typing import IO
+
+from pydantic import BaseModel, Field
+
+from ..errors import ToolError
+from .base import Tool, ToolContext, ToolOutput
+
+OUTPUT_CAP = 30_000
+HEAD_CHARS = 20_000
+POLL_S = 0.02
+KILL_GRACE_S = 0.5
+DRAIN_S = 1.0
+
+
+class ShellInput(BaseModel):
+    command: str = Field(description="The bash command line to run in the workdir")
+    timeout_s: float = Field(120, gt=0, le=600, description="Seconds before it is killed (max 600)")
+
+
+class CappedOutput:
+    """Collects decoded output, keeping the first HEAD_CHARS and the last characters."""
+
+    def __init__(self, cap: int = OUTPUT_CAP, head: int = HEAD_CHARS) -> None:
+        self.cap, self.head_max, self.tail_max = cap, head, cap - head
+        self.head = ""
+        self.tail = ""
+        self.total = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        self.total += len(text)
+        room = self.head_max - len(self.head)
+        if room > 0:
+            self.head += text[:room]
+            text = text[room:]
+        if text:
+            self.tail = (self.tail + text)[-self.tail_max :]
+
+    def text(self) -> str:
+        if self.total <= self.cap:
+            return self.head + self.tail
+        omitted = self.total - len(self.head) - len(self.tail)
+        return (
+            f"{self.head}\n... [{omitted} characters omitted: output is capped at {self.cap} "
+            f"characters, showing the first {len(self.head)} and the last {len(self.tail)}] ...\n"
+            f"{self.tail}"
+        )
+
+
+def _reader(stream: IO[bytes], out: CappedOutput, done: threading.Event) -> None:
+    """Drain the pipe until EOF; the reader owns the stream and closes it."""
+    try:
+        while True:
+            chunk = os.read(stream.fileno(), 65536)
+            if not chunk:
+                break
+            out.feed(chunk)
+    except OSError:
+        pass
+    finally:
+        out.feed(b"", final=True)
+        stream.close()
+        done.set()
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the process group, SIGKILL it if anything is left after a short grace."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        if sig == signal.SIGTERM:
+            try:
+                proc.wait(KILL_GRACE_S)
+            except subprocess.TimeoutExpired:
+                continue
+            try:  # the leader is gone; make sure its children are too
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            return
+
+
+def run_command(
+    command: str, workdir: os.PathLike[str] | str, timeout_s: float, cancel: threading.Event
+) -> tuple[str, int | None, str]:
+    """Run `command`; return (output, exit code or None, why it was stopped or "")."""
+    try:
+        proc = subprocess.Popen(
+            ["bash", "-c", command],
+            cwd=workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except (OSError, ValueError) as exc:
+        raise ToolError(f"cannot start bash: {exc}") from None
+    assert proc.stdout is not None
+    out, drained = CappedOutput(), threading.Event()
+    reader = threading.Thread(target=_reader, args=(proc.stdout, out, drained), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + timeout_s
+    stopped = ""
+    while proc.poll() is None:
+        if cancel.is_set():
+            stopped = "interrupted by the user"
+        elif time.monotonic() >= deadline:
+            stopped = f"timed out after {timeout_s:g}s"
+        if stopped:
+            _kill_group(proc)
+            break
+        try:
+            proc.wait(POLL_S)
+        except subprocess.TimeoutExpired:
+            pass
+    if not drained.wait(DRAIN_S if not stopped else KILL_GRACE_S):
+        _kill_group(proc)  # background jobs still hold the output open
+        stopped = stopped or "background processes were stopped (output stayed open)"
+        drained.wait(DRAIN_S)
+    proc.wait()
+    return out.text(), proc.returncode, stopped
+
+
+def shell(args: ShellInput, ctx: ToolContext) -> ToolOutput:
+    if "\x00" in args.command:
+        raise ToolError("command contains a NUL byte")
+    if not args.command.strip():
+        raise ToolError("command is empty")
+    output, code, stopped = run_command(args.command, ctx.workdir, args.timeout_s, ctx.cancel)
+    body = output.rstrip("\n") or "(no output)"
+    if stopped and not stopped.startswith("background"):
+        return ToolOutput(
+            f"{body}\n[command {stopped}; its process group was killed]", is_error=True
+        )
+    if code is not None and code < 0:
+        status = f"killed by signal {-code}"
+    else:
+        status = f"exit {code}"
+    note = f"; {stopped}" if stopped else ""
+    return ToolOutput(f"{body}\n[{status}{note}]", is_error=code != 0)
+
+
+def shell_tool() -> Tool:
+    return Tool(
+        "shell",
+        "Run a bash command in the workdir (stdout and stderr merged, output capped at "
+        f"{OUTPUT_CAP} characters). timeout_s defaults to 120, at most 600. Non-interactive: "
+        "stdin is empty; background jobs are stopped when the command ends.",
+        ShellInput,
+        shell,
+        permission="Bash",
+        rule_target=lambda a: a.command,
+        preview=lambda a, ctx: a.command,
+    )

@@ -1,0 +1,225 @@
+"""Team tools: spawn and list teammates, message them, and the shutdown and plan protocols.
+
+Lead: spawn_teammate, list_teammates, send_message, broadcast, request_shutdown, review_plan.
+Teammate: send_message, submit_plan, idle. The sender is always the calling agent (ctx.agent).
+None of them asks a human; send_message, submit_plan and idle stay allowed while a plan is
+pending (plan_exempt). lead_tools() / teammate_tools() assemble each side's full set.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import NotFound, Refused
+from ..events import MessageEvent
+from ..names import LEAD, check_name
+from ..team import plans
+from .base import Tool, ToolContext, ToolOutput
+from .board_tools import _runtime, lead_board_tools, teammate_board_tools, user_errors
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SpawnTeammateInput(_Input):
+    name: str = Field(description="lowercase slug, e.g. 'alice'")
+    role: str = Field(min_length=1, description="what this teammate is for, e.g. 'tester'")
+    prompt: str | None = Field(None, description="optional first message to the teammate")
+    model: str | None = Field(None, description="optional model for this teammate")
+    require_plan: bool = Field(False, description="must get a plan approved before acting")
+
+
+class ListTeammatesInput(_Input):
+    pass
+
+
+class SendMessageInput(_Input):
+    to: str = Field(description="'lead' or a teammate's name")
+    content: str = Field(min_length=1)
+
+
+class BroadcastInput(_Input):
+    content: str = Field(min_length=1)
+
+
+class RequestShutdownInput(_Input):
+    name: str
+
+
+class ReviewPlanInput(_Input):
+    request_id: str = Field(min_length=1)
+    approve: bool
+    feedback: str = ""
+
+
+class SubmitPlanInput(_Input):
+    plan: str = Field(min_length=1, description="the steps you will take, files you will touch")
+
+
+class IdleInput(_Input):
+    pass
+
+
+@user_errors
+def _spawn(args: SpawnTeammateInput, ctx: ToolContext) -> str:
+    rt = _runtime(ctx)
+    member = rt.team.spawn(args.name, args.role, args.prompt, args.model, args.require_plan)
+    note = " It must get a plan approved before acting." if member.require_plan else ""
+    return (
+        f"spawned {member.name} ({member.role}). It claims ready tasks from the board by "
+        f"itself.{note}"
+    )
+
+
+@user_errors
+def _list_teammates(args: ListTeammatesInput, ctx: ToolContext) -> str:
+    members = _runtime(ctx).roster.members()
+    if not members:
+        return "(no teammates)"
+    lines = []
+    for m in members:
+        line = f"{m.name} ({m.role}): {m.status}"
+        if m.current_task is not None:
+            line += f", task #{m.current_task}"
+        if m.idle_reason:
+            line += f" — {m.idle_reason}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _check_recipient(ctx: ToolContext, to: str) -> None:
+    check_name(to, "recipient name")
+    if to == ctx.agent:
+        raise Refused("you cannot message yourself")
+    if to != LEAD and _runtime(ctx).roster.get(to) is None:
+        raise NotFound(f"no teammate {to} (list_teammates shows the team)")
+
+
+@user_errors
+def _send(args: SendMessageInput, ctx: ToolContext) -> str:
+    rt = _runtime(ctx)
+    _check_recipient(ctx, args.to)
+    rt.mail.send(ctx.agent, args.to, args.content, "message")
+    rt.events.emit(MessageEvent(agent=ctx.agent, to=args.to, msg_type="message",
+                                preview=args.content[:120]))
+    return f"sent to {args.to}"
+
+
+@user_errors
+def _broadcast(args: BroadcastInput, ctx: ToolContext) -> str:
+    rt = _runtime(ctx)
+    names = [m.name for m in rt.roster.members() if m.status not in ("shutdown", "failed")]
+    sent = rt.mail.broadcast(ctx.agent, args.content, names)
+    for msg in sent:
+        rt.events.emit(MessageEvent(agent=ctx.agent, to=msg.to, msg_type="broadcast",
+                                    preview=args.content[:120]))
+    if not sent:
+        return "nobody to broadcast to (no active teammates)"
+    return "sent to " + ", ".join(m.to for m in sent)
+
+
+@user_errors
+def _request_shutdown(args: RequestShutdownInput, ctx: ToolContext) -> str:
+    req = _runtime(ctx).team.request_shutdown(args.name, sender=ctx.agent)
+    return (
+        f"shutdown requested from {args.name} (request_id {req.id}); it finishes its current "
+        "step, releases any unfinished task and answers with a shutdown_response"
+    )
+
+
+@user_errors
+def _review_plan(args: ReviewPlanInput, ctx: ToolContext) -> str:
+    rt = _runtime(ctx)
+    req = plans.review_plan(rt, ctx.agent, args.request_id, args.approve, args.feedback)
+    return f"plan from {req.sender} {req.status}; {req.sender} has been told"
+
+
+@user_errors
+def _submit_plan(args: SubmitPlanInput, ctx: ToolContext) -> str:
+    rt = _runtime(ctx)
+    req = plans.submit_plan(rt, ctx.agent, args.plan)
+    tm = rt.team.teammate(ctx.agent)
+    if tm is not None:
+        tm.refresh_task()
+    return (
+        f"plan submitted (request_id {req.id}). Effectful tools stay blocked until the lead "
+        "approves it; call idle to wait for the answer."
+    )
+
+
+def _idle(args: IdleInput, ctx: ToolContext) -> ToolOutput:
+    return ToolOutput("going idle: the host wakes you with a message or a new task",
+                      end_turn=True)
+
+
+def _tool(name, description, model, handler, read_only=False, plan_exempt=False) -> Tool:
+    return Tool(name=name, description=description, input_model=model, handler=handler,
+                read_only=read_only, plan_exempt=plan_exempt)
+
+
+def spawn_teammate_tool() -> Tool:
+    return _tool(
+        "spawn_teammate",
+        "Start a teammate thread with its own conversation. It claims ready tasks from the "
+        "board by itself; prompt (optional) is its first message. A running name is refused; "
+        "a shut-down name is restarted with its old transcript.",
+        SpawnTeammateInput, _spawn)
+
+
+def list_teammates_tool() -> Tool:
+    return _tool("list_teammates", "Each teammate's status, current task and idle reason.",
+                 ListTeammatesInput, _list_teammates, read_only=True)
+
+
+def send_message_tool() -> Tool:
+    return _tool("send_message", "Send a message to the lead or one teammate's inbox.",
+                 SendMessageInput, _send, plan_exempt=True)
+
+
+def broadcast_tool() -> Tool:
+    return _tool("broadcast", "Send the same message to every active teammate.",
+                 BroadcastInput, _broadcast)
+
+
+def request_shutdown_tool() -> Tool:
+    return _tool(
+        "request_shutdown",
+        "Ask a teammate to shut down. It finishes its current step first, releases an "
+        "unfinished task to pending and confirms with a shutdown_response.",
+        RequestShutdownInput, _request_shutdown)
+
+
+def review_plan_tool() -> Tool:
+    return _tool(
+        "review_plan",
+        "Approve or reject a teammate's plan (request_id from its plan_approval_request). "
+        "Feedback goes back to the teammate.",
+        ReviewPlanInput, _review_plan)
+
+
+def submit_plan_tool() -> Tool:
+    return _tool(
+        "submit_plan",
+        "Send your plan to the lead for approval. Until it is approved, your effectful tools "
+        "are refused and you do not receive new tasks.",
+        SubmitPlanInput, _submit_plan, plan_exempt=True)
+
+
+def idle_tool() -> Tool:
+    return _tool(
+        "idle",
+        "End your turn and wait. The host wakes you when a message arrives or a task becomes "
+        "claimable.",
+        IdleInput, _idle, plan_exempt=True)
+
+
+def lead_tools() -> list[Tool]:
+    """The lead's board and team tools (workspace tools are added by the caller)."""
+    return [*lead_board_tools(), spawn_teammate_tool(), list_teammates_tool(),
+            send_message_tool(), broadcast_tool(), request_shutdown_tool(), review_plan_tool()]
+
+
+def teammate_tools() -> list[Tool]:
+    """A teammate's board and team tools (workspace tools are added by the caller)."""
+    return [*teammate_board_tools(), submit_plan_tool(), send_message_tool(), idle_tool()]

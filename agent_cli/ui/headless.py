@@ -1,0 +1,166 @@
+"""Headless mode (`agent-cli -p PROMPT`): one lead turn with no terminal, optionally waiting
+until the team is quiet, then the result as text or JSON.
+
+No human is there to ask: the rules decide, and anything that would ask is denied. The
+denials are collected (who, tool, what, the rule that would allow it) and reported. The whole
+run is bounded by --timeout: on expiry it says what was still running and exits 1. The team
+is shut down cleanly at the end in every case.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from .toolbar import count_tasks
+
+NO_HUMAN = "no human to approve in headless mode"
+
+
+@dataclass
+class HeadlessDenials:
+    """Broker UI that denies every request at once and remembers it."""
+
+    broker: Any
+    items: list[dict[str, Any]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def attach(self) -> None:
+        self.broker.attach_ui(self._drain)
+
+    def _drain(self) -> None:
+        # Runs on the asking thread once its request is queued; it drains the whole queue,
+        # so a request is never left waiting whichever thread gets here first.
+        from ..permissions.broker import ApprovalAnswer
+
+        while (req := self.broker.next_request(0)) is not None:
+            hint = f"; rerun with --allow '{req.suggested_rule}'" if req.suggested_rule else ""
+            answer = ApprovalAnswer("deny", feedback=NO_HUMAN + hint, source="headless")
+            if self.broker.answer(req.id, answer):
+                with self._lock:
+                    self.items.append({
+                        "agent": req.agent, "tool": req.tool, "target": req.summary,
+                        "rule": req.suggested_rule, "purpose": req.purpose,
+                    })
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return list(self.items)
+
+
+def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
+                 err: TextIO | None = None) -> int:
+    """One lead turn with `args.prompt`; --wait for a quiet team; print; exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    deadline = time.monotonic() + float(getattr(args, "timeout", 600.0) or 600.0)
+    denials = HeadlessDenials(runtime.broker)
+    denials.attach()
+    lead = runtime.team.make_lead()
+    try:
+        result, finished = _lead_turn(runtime, lead, args.prompt, deadline)
+        quiet = finished
+        if finished and getattr(args, "wait", False):
+            quiet = runtime.team.wait_quiet(max(0.0, deadline - time.monotonic()))
+        report = build_report(runtime, lead, result, denials.snapshot())
+        timed_out = not quiet
+        if timed_out:
+            report["timed_out"] = True
+            report["still_running"] = still_running(runtime, lead_busy=not finished)
+        _print(report, getattr(args, "output_format", "text"), out, err)
+    finally:
+        busy = runtime.close(5.0)
+        runtime.broker.detach_ui()
+    if busy:
+        err.write(f"agent-cli: still busy at exit: {', '.join(busy)}\n")
+    if timed_out:
+        err.write(f"agent-cli: timed out after {args.timeout:g}s; still running: "
+                  f"{', '.join(report['still_running']) or 'nothing'}\n")
+        return 1
+    return 1 if result is not None and result.stop_reason == "error" else 0
+
+
+def _lead_turn(runtime: Any, lead: Any, prompt: str, deadline: float) -> tuple[Any, bool]:
+    """Run the turn on a thread so the deadline holds; (result or None, finished)."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            block = runtime.team.lead_inbox_block()
+            box["result"] = lead.run_turn([block, prompt] if block else prompt)
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="lead-turn", daemon=True).start()
+    if done.wait(max(0.0, deadline - time.monotonic())):
+        return box.get("result"), True
+    lead.interrupt()
+    done.wait(5.0)
+    return box.get("result"), False
+
+
+def build_report(runtime: Any, lead: Any, result: Any, denials: list[dict]) -> dict[str, Any]:
+    snap = runtime.board.snapshot()
+    members = [m for m in runtime.roster.members() if m.name != "lead"]
+    teammates = {m.name: int(m.tokens or 0) for m in members}
+    usage = lead.usage
+    return {
+        "result": result.text if result is not None else "",
+        "stop_reason": result.stop_reason if result is not None else "timeout",
+        "tasks": [t.model_dump(mode="json", by_alias=True) for t in snap.tasks],
+        "problems": [p.model_dump(mode="json") for p in snap.problems],
+        "team": [m.model_dump(mode="json") for m in members],
+        "usage": {
+            "lead": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                     "total_tokens": usage.total},
+            "teammates": teammates,
+            "total_tokens": usage.total + sum(teammates.values()),
+        },
+        "denials": denials,
+    }
+
+
+def still_running(runtime: Any, lead_busy: bool) -> list[str]:
+    """'alice (#2 write tests)' for each teammate not yet quiet (and the lead if busy)."""
+    names = ["lead"] if lead_busy else []
+    by_name = {m.name: m for m in runtime.roster.members()}
+    for name in runtime.team.running():
+        m = by_name.get(name)
+        task = f" (#{m.current_task}, {m.status})" if m and m.current_task else ""
+        names.append(f"{name}{task}")
+    return names
+
+
+def _print(report: dict[str, Any], fmt: str, out: TextIO, err: TextIO) -> None:
+    if fmt == "json":
+        out.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        out.flush()
+        return
+    if report["result"]:
+        out.write(report["result"].rstrip("\n") + "\n")
+    tasks = report["tasks"]
+    if tasks:
+        c = count_tasks([_TaskView(t) for t in tasks])
+        out.write(f"\ntasks: {c.done} done, {c.in_progress} in progress, {c.pending} pending, "
+                  f"{c.blocked} blocked\n")
+        for t in tasks:
+            owner = f" @{t['owner']}" if t.get("owner") else ""
+            out.write(f"  #{t['id']} [{t['status']}]{owner} {t['subject']}\n")
+    out.flush()
+    for d in report["denials"]:
+        err.write(f"denied ({NO_HUMAN}): {d['agent']} {d['tool']} {d['target']}"
+                  + (f" — allow with --allow '{d['rule']}'" if d["rule"] else "") + "\n")
+
+
+class _TaskView:
+    """A task dict seen with the attribute names count_tasks reads."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.id = data["id"]
+        self.status = data["status"]
+        self.blocked_by = data.get("blockedBy") or []

@@ -1,0 +1,193 @@
+"""EventView: turns the core's events into what the user sees.
+
+Teammate activity (claims, completions, messages, errors, state changes, tool calls) becomes
+one line each, prefixed with the agent's name in its own colour. The lead's text streams into
+a live region (shown above the prompt with a spinner) and is printed as Markdown once the
+message is complete. `/verbose` also prints teammates' text.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from ..events import (
+    AgentError,
+    Compacted,
+    Event,
+    MessageEvent,
+    Notice,
+    StatusEvent,
+    TaskEvent,
+    TextDeltaEvent,
+    TextDone,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    UsageEvent,
+)
+from .printer import Printer
+from .style import agent_style, render_str, shorten
+
+LEAD = "lead"
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+# Other stop reasons already arrive as an AgentError or Notice of their own.
+STOP_NOTES = {"interrupted": "interrupted — tell the lead what to do instead"}
+
+
+@dataclass
+class UiSettings:
+    verbose: bool = False  # print teammates' text, not only their actions
+
+
+def agent_prefix(name: str) -> Text:
+    return Text(f"{name:<8} ", style=agent_style(name))
+
+
+def event_line(event: Event, verbose: bool = False) -> Text | None:
+    """The one line an event shows as, or None when it shows nothing on its own."""
+    line = agent_prefix(event.agent)
+    if isinstance(event, ToolFinished):
+        mark, style = ("✓", "green") if event.ok else ("✗", "red")
+        line.append(f"{event.tool}", style="bold")
+        line.append(f"({shorten(event.summary, 70)}) ")
+        line.append(f"{mark} {shorten(event.outcome, 60)}", style=style)
+    elif isinstance(event, TaskEvent):
+        style = "red" if event.action == "verify_failed" else None
+        line.append(f"{event.action.replace('_', ' ')} #{event.task_id}", style=style)
+        if event.subject:
+            line.append(f" {shorten(event.subject, 50)}")
+        if event.detail:
+            line.append(f" — {shorten(event.detail, 60)}", style="dim")
+    elif isinstance(event, MessageEvent):
+        kind = "" if event.msg_type == "message" else f" ({event.msg_type.replace('_', ' ')})"
+        line.append(f"→ {event.to}{kind}: ", style="dim")
+        line.append(shorten(event.preview, 80))
+    elif isinstance(event, StatusEvent):
+        line.append(_status_words(event), style="red" if event.status == "failed" else "dim")
+    elif isinstance(event, AgentError):
+        line.append(f"error ({event.error_kind}): {shorten(event.message, 100)}", style="red")
+    elif isinstance(event, Notice):
+        style = {"warning": "yellow", "warn": "yellow", "error": "red"}.get(event.level, "dim")
+        line.append(shorten(event.text, 120), style=style)
+    elif isinstance(event, Compacted):
+        line.append(
+            f"compacted its context: {event.before_tokens:,} → {event.after_tokens:,} tokens",
+            style="dim",
+        )
+    elif isinstance(event, TextDone) and verbose and event.agent != LEAD and event.text.strip():
+        line.append(shorten(event.text, 200), style="italic")
+    elif isinstance(event, TurnFinished) and (event.agent, event.stop_reason) == (
+        LEAD, "interrupted"
+    ):
+        line.append(STOP_NOTES[event.stop_reason], style="yellow")
+    else:
+        return None
+    return line
+
+
+def _status_words(event: StatusEvent) -> str:
+    if event.status == "working":
+        return f"is working on #{event.task_id}" if event.task_id else "is working"
+    if event.status == "idle":
+        return f"is idle: {event.reason}" if event.reason else "is idle"
+    if event.status == "waiting_plan":
+        return "waits for plan approval"
+    if event.status == "shutdown":
+        return "shut down" + (f": {event.reason}" if event.reason else "")
+    return f"{event.status}" + (f": {event.reason}" if event.reason else "")
+
+
+class EventView:
+    """Subscriber for runtime.events. Thread-safe: events arrive on any agent's thread."""
+
+    def __init__(
+        self,
+        printer: Printer,
+        settings: UiSettings,
+        width: Callable[[], int],
+        color: bool,
+        on_change: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.printer = printer
+        self.settings = settings
+        self.width = width
+        self.color = color
+        self.on_change = on_change
+        self._lock = threading.Lock()
+        self._stream = ""  # the lead's message so far
+        self._activity = ""  # what the lead is doing now ("shell(ls)")
+
+    def handle(self, event: Event) -> None:
+        if isinstance(event, (UsageEvent, StatusEvent, TaskEvent, TurnFinished)):
+            self.on_change()
+        if event.agent == LEAD and self._lead_live(event):
+            return
+        line = event_line(event, self.settings.verbose)
+        if line is not None:
+            self.printer.write(render_str(line, self.width(), self.color))
+
+    def _lead_live(self, event: Event) -> bool:
+        """Update the lead's live region; True when the event needs nothing printed."""
+        if isinstance(event, TextDeltaEvent):
+            with self._lock:
+                self._stream += event.text
+            self.on_change()
+            return True
+        if isinstance(event, TextDone):
+            with self._lock:
+                self._stream = ""
+            if event.text.strip():
+                self.print_markdown(event.text)
+            self.on_change()
+            return True
+        if isinstance(event, ToolStarted):
+            with self._lock:
+                self._activity = f"{event.tool}({shorten(event.summary, 40)})"
+            self.on_change()
+            return True
+        if isinstance(event, (ToolFinished, TurnFinished)):
+            with self._lock:
+                self._activity = ""
+                if isinstance(event, TurnFinished):
+                    self._stream = ""
+        return False
+
+    def print_markdown(self, text: str) -> None:
+        from rich.markdown import Markdown  # imported on first use: keeps start-up fast
+
+        self.printer.write(render_str(Markdown(text), self.width(), self.color))
+
+    def live(self) -> tuple[str, str]:
+        """(tail of the lead's streaming text, current activity) for the prompt region."""
+        with self._lock:
+            return self._stream, self._activity
+
+    def reset_live(self) -> None:
+        with self._lock:
+            self._stream = ""
+            self._activity = ""
+
+
+def spinner_line(started: float, activity: str, now: float | None = None) -> str:
+    """'⠹ thinking… 12s · esc to interrupt' (or the tool being run instead of thinking)."""
+    now = time.monotonic() if now is None else now
+    elapsed = max(0.0, now - started)
+    frame = SPINNER[int(elapsed * 10) % len(SPINNER)]
+    doing = f"running {activity}" if activity else "thinking"
+    return f"{frame} {doing}… {int(elapsed)}s · esc to interrupt"
+
+
+def stream_tail(text: str, width: int, lines: int = 6) -> list[str]:
+    """The last `lines` screen lines of the lead's streaming text, wrapped to `width`."""
+    out: list[str] = []
+    for raw in text.splitlines()[-lines:] if text else []:
+        while len(raw) > width:
+            out.append(raw[:width])
+            raw = raw[width:]
+        out.append(raw)
+    return out[-lines:]

@@ -1,0 +1,327 @@
+"""The interactive REPL: a prompt_toolkit PromptSession on the main thread, the lead's turns
+on a worker thread, teammates' activity printed above the prompt, approvals from any thread.
+
+Prompt history is kept per project in `<workdir>/.agent-cli/history` (Ctrl-R searches it).
+When any thread asks for approval, the prompt is closed with a `Paused` result carrying what
+was typed; the main loop shows the queued requests one at a time (other output is held
+back meanwhile), then reopens the prompt with the same text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import sys
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.styles import Style
+from rich.text import Text
+
+from . import startup
+from .approvals import ApprovalPrompter, approval_panel, outcome_line
+from .completer import SlashCompleter
+from .lead import LeadRunner
+from .printer import Printer
+from .render import EventView, UiSettings, spinner_line, stream_tail
+from .shell import run_user_shell
+from .slash import SlashContext, argument_values, command_help, dispatch
+from .style import make_console, render_str
+from .toolbar import StatusCache, toolbar_fragments, total_tokens
+
+PROMPT = "> "
+STYLE = Style.from_dict(
+    {
+        "bottom-toolbar": "noreverse bg:#262626 #d0d0d0",
+        "tb.model": "bold",
+        "tb.danger": "bg:ansired #ffffff bold",
+        "tb.dim": "#8a8a8a",
+        "spinner": "ansiyellow",
+        "stream": "#9e9e9e",
+        "prompt": "bold",
+    }
+)
+
+
+@dataclass
+class Paused:
+    """The prompt was closed for an approval; `text` is what the user had typed."""
+
+    text: str
+
+
+class Repl:
+    def __init__(
+        self,
+        runtime: Any,
+        *,
+        input: Any = None,
+        output: Any = None,
+        out: Any = None,
+        color: bool | None = None,
+        width: int | None = None,
+        close_timeout: float = 10.0,
+    ) -> None:
+        self.runtime = runtime
+        self.color = (sys.stdout.isatty() and "NO_COLOR" not in os.environ) if color is None \
+            else color
+        self._width = width
+        self.close_timeout = close_timeout
+        self.patch = out is None  # real terminal: print through patch_stdout
+        self.printer = Printer(out if out is not None else (lambda: sys.stdout))
+        self.settings = UiSettings()
+        self.status = StatusCache(runtime)
+        self.view = EventView(self.printer, self.settings, self.width, self.color, self.changed)
+        self.lead = LeadRunner(runtime, runtime.team.make_lead(), self.changed)
+        self.prompter = ApprovalPrompter(input, output, self.color)
+        self._approval_wanted = threading.Event()
+        self.session = self._make_session(input, output)
+
+    # ----- building -------------------------------------------------------------------
+    def width(self) -> int:
+        return self._width or max(40, shutil.get_terminal_size((100, 40)).columns)
+
+    def _make_session(self, input: Any, output: Any) -> PromptSession:
+        history: Any = InMemoryHistory()
+        path = self.runtime.workdir / ".agent-cli" / "history"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            history = FileHistory(str(path))
+        except OSError:
+            pass  # a read-only project still gets a session history
+        return PromptSession(
+            history=history,
+            auto_suggest=AutoSuggestFromHistory(),
+            completer=SlashCompleter(command_help(), argument_values(self.runtime)),
+            complete_while_typing=True,
+            multiline=True,
+            prompt_continuation="  ",
+            key_bindings=self._bindings(),
+            bottom_toolbar=self._toolbar,
+            refresh_interval=0.3,
+            style=STYLE,
+            input=input,
+            output=output,
+        )
+
+    def _bindings(self) -> KeyBindings:
+        kb = KeyBindings()
+        busy = Condition(lambda: self.lead.busy)
+
+        @kb.add("enter")
+        def _(event: Any) -> None:
+            event.current_buffer.validate_and_handle()
+
+        @kb.add("escape", "enter")
+        def _(event: Any) -> None:
+            event.current_buffer.insert_text("\n")
+
+        @kb.add("s-tab")
+        def _(event: Any) -> None:
+            self.runtime.policy.cycle_mode()
+            self.changed()
+
+        @kb.add("c-c")
+        def _(event: Any) -> None:
+            buf = event.current_buffer
+            if buf.text:
+                buf.reset()
+            elif self.lead.interrupt():
+                self.view.reset_live()
+            else:
+                self.note("(Ctrl-D or /quit to exit)")
+
+        @kb.add("escape", filter=busy)
+        def _(event: Any) -> None:
+            if self.lead.interrupt():
+                self.view.reset_live()
+
+        return kb
+
+    # ----- what the prompt shows ------------------------------------------------------
+    def _message(self) -> list[tuple[str, str]]:
+        if not self.lead.busy or self.lead.started_at is None:
+            return [("class:prompt", PROMPT)]
+        text, activity = self.view.live()
+        frags = [("class:stream", line + "\n") for line in stream_tail(text, self.width() - 1)]
+        line = spinner_line(self.lead.started_at, activity)
+        if self.lead.queued:
+            line += f" · {self.lead.queued} queued"
+        frags.append(("class:spinner", line + "\n"))
+        frags.append(("class:prompt", PROMPT))
+        return frags
+
+    def _toolbar(self) -> list[tuple[str, str]]:
+        snap = self.status.get()
+        agent = self.lead.agent
+        tokens = total_tokens(agent.usage.total, [m for m in snap.members if m.name != "lead"])
+        members = [m for m in snap.members if m.name != "lead"]
+        snap_view = type(snap)(members, snap.counts, snap.error)
+        return toolbar_fragments(snap_view, agent.model.name, self.runtime.policy.mode, tokens)
+
+    def changed(self) -> None:
+        """Something the toolbar or spinner shows changed (any thread)."""
+        self.status.mark_stale()
+        app = self.session.app
+        if app.is_running:
+            app.invalidate()
+
+    def note(self, text: str, style: str = "dim") -> None:
+        self.printer.write(render_str(Text(text, style=style), self.width(), self.color))
+
+    # ----- approvals ------------------------------------------------------------------
+    def _on_request(self) -> None:
+        """Broker callback (the asking thread): close the prompt so the main loop can ask."""
+        self._approval_wanted.set()
+        app = self.session.app
+        loop = app.loop
+        if app.is_running and loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop just closed: pre_run sees it
+                loop.call_soon_threadsafe(self._pause_prompt)
+
+    def _pause_prompt(self) -> None:
+        """On the prompt's event loop (or as its pre_run): exit with the typed text."""
+        app = self.session.app
+        if not self._approval_wanted.is_set() or app.future is None or app.future.done():
+            return
+        app.erase_when_done = True  # the prompt comes back, so leave no copy of it behind
+        app.exit(result=Paused(app.current_buffer.text))
+
+    def service_approvals(self) -> int:
+        """Show every waiting request, one at a time; return how many were answered."""
+        from ..permissions.broker import ApprovalAnswer
+
+        self._approval_wanted.clear()
+        broker = self.runtime.broker
+        req = broker.next_request(0)
+        if req is None:
+            return 0
+        answered = 0
+        self.printer.pause()
+        try:
+            while req is not None:
+                queued = max(0, len(broker.pending()) - 1)
+                why = req.purpose or startup.current_work(self.runtime, req.agent)
+                panel = approval_panel(req, queued, why)
+                self.printer.write(render_str(panel, self.width(), self.color), urgent=True)
+                try:
+                    answer = self.prompter.ask(req)
+                except (EOFError, KeyboardInterrupt):
+                    answer = ApprovalAnswer("deny")
+                if broker.answer(req.id, answer):
+                    line = outcome_line(req, answer)
+                else:
+                    line = Text(f"{req.agent} no longer waits for this (cancelled)", style="dim")
+                self.printer.write(render_str(line, self.width(), self.color), urgent=True)
+                answered += 1
+                req = broker.next_request(0)
+        finally:
+            self.printer.resume()
+        return answered
+
+    # ----- the loop -------------------------------------------------------------------
+    def run(self) -> int:
+        ctx = self._patched() if self.patch else contextlib.nullcontext()
+        with ctx:
+            unsubscribe = self.runtime.events.subscribe(self.view.handle)
+            try:
+                self.start()
+                self.loop()
+            finally:
+                self.finish()
+                unsubscribe()
+        return 0
+
+    @staticmethod
+    def _patched() -> Any:
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        return patch_stdout(raw=True)
+
+    def start(self) -> None:
+        self.printer.write(render_str(startup.banner(self.runtime, self.lead.agent.model.name),
+                                      self.width(), self.color))
+        stale = startup.stale_tasks(self.runtime)
+        if stale:
+            self.printer.write(render_str(startup.stale_question(stale), self.width(),
+                                          self.color))
+            try:
+                yes = PromptSession(input=self.session.input, output=self.session.output).prompt(
+                    "Release them so other teammates can claim them? [y/N] ")
+            except (EOFError, KeyboardInterrupt):
+                yes = ""
+            if yes.strip().lower() in ("y", "yes"):
+                self.printer.write(render_str(startup.release_all(self.runtime, stale),
+                                              self.width(), self.color))
+        self.runtime.broker.attach_ui(self._on_request)
+
+    def loop(self) -> None:
+        pending = ""
+        while True:
+            self.service_approvals()
+            try:
+                result = self.session.prompt(
+                    self._message, default=pending, pre_run=self._pause_prompt
+                )
+            except EOFError:
+                return
+            except KeyboardInterrupt:
+                pending = ""
+                continue
+            finally:
+                self.session.app.erase_when_done = False
+            if isinstance(result, Paused):
+                pending = result.text
+                continue
+            pending = ""
+            if not self.handle(result):
+                return
+
+    def handle(self, line: str) -> bool:
+        """Act on one submitted input; False means exit."""
+        text = line.strip()
+        if not text:
+            return True
+        if text.startswith("/"):
+            buf = io.StringIO()
+            ctx = SlashContext(make_console(buf, self.width(), self.color), self.runtime,
+                               self.lead, self.settings)
+            result = dispatch(ctx, text)
+            self.printer.write(buf.getvalue())
+            self.changed()
+            return not result.quit
+        if text.startswith("!"):
+            shown = run_user_shell(text[1:], self.runtime.workdir)
+            self.printer.write(render_str(shown, self.width(), self.color))
+            return True
+        if not self.lead.submit(line):
+            self.note("queued: the lead reads this when it finishes (esc interrupts)")
+        return True
+
+    def finish(self) -> None:
+        """Exit: deny what still waits, stop the lead, shut the team down (bounded)."""
+        self.runtime.broker.detach_ui()
+        if self.lead.interrupt():
+            self.lead.wait_idle(5.0)
+        running = self.runtime.team.running()
+        if running:
+            self.note(f"asking {', '.join(running)} to shut down…")
+        busy = self.runtime.close(self.close_timeout)
+        if busy:
+            self.note(f"still busy after {self.close_timeout:.0f}s: {', '.join(busy)} "
+                      "(their tasks stay in progress; release them next time)", style="yellow")
+        elif running:
+            self.note("all teammates stopped.")
+
+
+def run_repl(runtime: Any, args: Any = None) -> int:
+    """The default command: chat with the lead until Ctrl-D or /quit."""
+    return Repl(runtime).run()

@@ -1,0 +1,269 @@
+"""Slash commands: the registry, the dispatcher and one handler per command.
+
+A handler takes a SlashContext (a rich Console plus the runtime, the lead and the UI
+settings) and the argument text, writes to the console and returns a SlashResult, so each one
+is tested with Console(file=StringIO()). Misuse is a UserError shown as one red line; an
+unknown /command is an error too and never reaches the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rich.console import Console
+from rich.text import Text
+
+from ..errors import AgentCliError, UserError
+from ..names import check_name
+from . import tables
+from .render import UiSettings
+
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+
+class LeadHandle(Protocol):
+    agent: Any  # the lead Agent
+
+    @property
+    def busy(self) -> bool: ...
+
+
+@dataclass
+class SlashContext:
+    console: Console
+    runtime: Any
+    lead: LeadHandle
+    settings: UiSettings
+
+
+@dataclass
+class SlashResult:
+    ok: bool = True
+    quit: bool = False
+
+
+Handler = Callable[[SlashContext, str], SlashResult | None]
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    usage: str
+    help: str
+    handler: Handler
+
+
+def teammates(runtime: Any) -> list[Any]:
+    return [m for m in runtime.roster.members() if m.name != "lead"]
+
+
+def _not_busy(ctx: SlashContext, what: str) -> None:
+    if ctx.lead.busy:
+        raise UserError(f"the lead is working: wait, or press esc to interrupt, then {what}")
+
+
+# ----- handlers --------------------------------------------------------------------------
+def cmd_help(ctx: SlashContext, arg: str) -> None:
+    from rich.table import Table
+
+    table = Table.grid(padding=(0, 2))
+    for c in COMMANDS.values():
+        table.add_row(Text(c.usage, style="bold"), c.help)
+    for key, what in KEYS:
+        table.add_row(Text(key, style="bold cyan"), what)
+    ctx.console.print(table)
+
+
+def cmd_tasks(ctx: SlashContext, arg: str) -> None:
+    snap = ctx.runtime.board.snapshot()
+    if arg.strip():
+        task_id = _task_id(arg)
+        by_id = {t.id: t for t in snap.tasks}
+        ctx.console.print(tables.task_detail(ctx.runtime.board.get(task_id), by_id))
+        return
+    ctx.console.print(tables.tasks_table(list(snap.tasks), list(snap.problems)))
+
+
+def _task_id(arg: str) -> int:
+    text = arg.strip().lstrip("#")
+    if not text.isdigit():
+        raise UserError(f"not a task id: {arg.strip()!r} (use /tasks 3)")
+    return int(text)
+
+
+def cmd_team(ctx: SlashContext, arg: str) -> None:
+    snap = ctx.runtime.roster.snapshot()
+    lead = ctx.lead.agent
+    lead_row = ("working" if ctx.lead.busy else "idle", lead.usage.total)
+    members = [m for m in snap.members if m.name != "lead"]
+    ctx.console.print(tables.team_table(lead_row, members))
+    if snap.problem:
+        ctx.console.print(Text(f"team config unreadable: {snap.problem}", style="red"))
+    elif not members:
+        ctx.console.print(Text("No teammates yet: ask the lead, or /spawn NAME ROLE.", style="dim"))
+
+
+def cmd_inbox(ctx: SlashContext, arg: str) -> None:
+    ctx.console.print(tables.inbox_table(ctx.runtime.mail.peek("lead")))
+
+
+def cmd_compact(ctx: SlashContext, arg: str) -> None:
+    _not_busy(ctx, "/compact")
+    if ctx.lead.agent.compact("manual"):
+        ctx.console.print("Compacted the lead's conversation.")
+    else:
+        ctx.console.print("Nothing to compact yet.")
+
+
+def cmd_clear(ctx: SlashContext, arg: str) -> None:
+    _not_busy(ctx, "/clear")
+    ctx.lead.agent.clear()
+    ctx.console.print("Started a fresh conversation with the lead; the board and team stay.")
+
+
+def cmd_model(ctx: SlashContext, arg: str) -> None:
+    name = arg.strip()
+    if not name:
+        ctx.console.print(f"lead model: {ctx.lead.agent.model.name}")
+        return
+    _not_busy(ctx, "/model")
+    ctx.lead.agent.model = ctx.runtime.make_model("lead", name)
+    ctx.console.print(f"lead model is now {ctx.lead.agent.model.name}")
+
+
+def cmd_permissions(ctx: SlashContext, arg: str) -> None:
+    policy = ctx.runtime.policy
+    words = arg.split(None, 1)
+    if not words:
+        ctx.console.print(tables.permissions_table(policy.mode, policy.rules()))
+        ctx.console.print(Text("/permissions allow|deny|remove RULE  e.g. Bash(git status)",
+                               style="dim"))
+        return
+    action, rule = words[0], (words[1].strip() if len(words) > 1 else "")
+    if action not in ("allow", "deny", "remove") or not rule:
+        raise UserError("usage: /permissions [allow RULE | deny RULE | remove RULE]")
+    if action == "remove":
+        removed = [e for e in ("allow", "deny") if policy.remove_rule(rule, e)]
+        if not removed:
+            raise UserError(f"no rule {rule!r} to remove (see /permissions)")
+        ctx.console.print(f"removed {' and '.join(removed)} rule {rule}")
+        return
+    entry = policy.add_rule(rule, action, source="session")
+    ctx.console.print(f"added {entry.effect} rule {entry.rule} (this session)")
+
+
+def cmd_mode(ctx: SlashContext, arg: str) -> None:
+    policy = ctx.runtime.policy
+    mode = policy.set_mode(arg.strip()) if arg.strip() else policy.cycle_mode()
+    style = "bold red" if mode == "bypassPermissions" else "bold"
+    ctx.console.print(Text.assemble("permission mode: ", (mode, style)))
+
+
+def cmd_cost(ctx: SlashContext, arg: str) -> None:
+    ctx.console.print(tables.cost_table(ctx.lead.agent.usage, teammates(ctx.runtime)))
+
+
+def cmd_spawn(ctx: SlashContext, arg: str) -> None:
+    words = arg.split(None, 1)
+    if not words:
+        raise UserError("usage: /spawn NAME [ROLE]")
+    name = check_name(words[0], "teammate name")
+    role = words[1].strip() if len(words) > 1 else "generalist"
+    member = ctx.runtime.team.spawn(name, role)
+    ctx.console.print(f"spawned {member.name} ({member.role}); it claims ready tasks by itself")
+
+
+def cmd_shutdown(ctx: SlashContext, arg: str) -> None:
+    if not arg.strip():
+        raise UserError("usage: /shutdown NAME")
+    name = check_name(arg.strip(), "teammate name")
+    req = ctx.runtime.team.request_shutdown(name, sender="lead")
+    ctx.console.print(f"asked {name} to shut down (request {req.id}); "
+                      "it finishes its current step first")
+
+
+def cmd_verbose(ctx: SlashContext, arg: str) -> None:
+    ctx.settings.verbose = not ctx.settings.verbose
+    state = "on: teammates' text is shown" if ctx.settings.verbose else "off"
+    ctx.console.print(f"verbose {state}")
+
+
+def cmd_quit(ctx: SlashContext, arg: str) -> SlashResult:
+    return SlashResult(quit=True)
+
+
+COMMANDS: dict[str, Command] = {
+    c.name: c
+    for c in (
+        Command("/help", "/help", "show commands and keys", cmd_help),
+        Command("/tasks", "/tasks [ID]", "the task board (or one task)", cmd_tasks),
+        Command("/team", "/team", "teammates: state, task, idle reason, tokens", cmd_team),
+        Command("/inbox", "/inbox", "peek at the lead's unread messages", cmd_inbox),
+        Command("/compact", "/compact", "summarise the lead's conversation", cmd_compact),
+        Command("/clear", "/clear", "fresh lead conversation (board, team stay)", cmd_clear),
+        Command("/model", "/model [NAME]", "show or change the lead's model", cmd_model),
+        Command("/permissions", "/permissions [allow|deny|remove RULE]",
+                "rules in force and their source", cmd_permissions),
+        Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
+        Command("/cost", "/cost", "tokens per agent and in total", cmd_cost),
+        Command("/spawn", "/spawn NAME [ROLE]", "start a teammate", cmd_spawn),
+        Command("/shutdown", "/shutdown NAME", "ask a teammate to shut down", cmd_shutdown),
+        Command("/verbose", "/verbose", "show teammates' text too (toggle)", cmd_verbose),
+        Command("/quit", "/quit", "shut the team down and exit (Ctrl-D)", cmd_quit),
+    )
+}
+ALIASES = {"/exit": "/quit", "/?": "/help"}
+KEYS = (
+    ("!CMD", "run your own shell command in the workdir (no approval)"),
+    ("Enter / Alt+Enter", "send / new line (a paste stays one message)"),
+    ("Shift+Tab", "cycle permission modes"),
+    ("Ctrl-R", "search history"),
+    ("Ctrl-C / Esc", "clear the line, or interrupt the lead"),
+    ("Ctrl-D", "exit"),
+)
+
+
+def dispatch(ctx: SlashContext, line: str) -> SlashResult:
+    """Run one slash command line; errors are printed, never raised."""
+    name, _, arg = line.strip().partition(" ")
+    name = ALIASES.get(name, name)
+    command = COMMANDS.get(name)
+    if command is None:
+        ctx.console.print(Text(f"unknown command {name} — /help lists them (nothing was sent "
+                               "to the model)", style="red"))
+        return SlashResult(ok=False)
+    try:
+        return command.handler(ctx, arg) or SlashResult()
+    except UserError as exc:
+        ctx.console.print(Text(f"error: {exc}", style="red"))
+    except AgentCliError as exc:
+        ctx.console.print(Text(f"{name} failed: {exc}", style="red"))
+    return SlashResult(ok=False)
+
+
+def command_help() -> dict[str, str]:
+    return {c.name: c.help for c in COMMANDS.values()}
+
+
+def argument_values(runtime: Any) -> Callable[[str, int, list[str]], Iterable[str]]:
+    """Completion source for SlashCompleter: names, task ids, modes, permission rules."""
+
+    def values(command: str, index: int, before: list[str]) -> Iterable[str]:
+        if command == "/shutdown" and index == 0:
+            return [m.name for m in teammates(runtime) if m.status != "shutdown"]
+        if command == "/tasks" and index == 0:
+            return [str(t.id) for t in runtime.board.snapshot().tasks]
+        if command == "/mode" and index == 0:
+            return list(MODES)
+        if command == "/model" and index == 0:
+            return ["demo", "claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"]
+        if command == "/permissions":
+            if index == 0:
+                return ["allow", "deny", "remove"]
+            if index == 1 and before[:1] == ["remove"]:
+                return [e.rule for e in runtime.policy.rules()]
+        return []
+
+    return values

@@ -1,0 +1,80 @@
+"""What the REPL says when it starts: the banner (model, workdir, the offline-demo hint) and
+the offer to release tasks still held by teammates of an earlier session that are not running.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from rich.text import Text
+
+from .. import __version__
+from ..errors import UserError
+
+DEMO_HINT = "offline demo model — set ANTHROPIC_API_KEY to use Claude"
+
+
+def banner(runtime: Any, model_name: str) -> Text:
+    text = Text()
+    text.append("agent-cli ", style="bold")
+    text.append(f"{__version__} · model ")
+    text.append(model_name, style="bold cyan")
+    text.append(f" · {runtime.workdir}\n", style="dim")
+    hint = demo_hint(runtime)
+    if hint:
+        text.append(hint + "\n", style="yellow")
+    text.append("/help for commands · !CMD runs a shell command · Shift+Tab cycles modes · "
+                "Ctrl-D exits", style="dim")
+    return text
+
+
+def demo_hint(runtime: Any, env: Any = os.environ) -> str | None:
+    if runtime.config.model_factory is not None:
+        return None
+    from ..models.registry import DEMO, has_credentials
+
+    if runtime.model_spec() != DEMO:
+        return None
+    if runtime.config.model is None and not has_credentials(env):
+        return DEMO_HINT
+    return "offline demo model"
+
+
+def stale_tasks(runtime: Any) -> list[Any]:
+    """In-progress tasks owned by teammates that are not running in this session."""
+    running = set(runtime.team.running())
+    return [
+        t
+        for t in runtime.board.snapshot().tasks
+        if t.status == "in_progress" and t.owner and t.owner != "lead" and t.owner not in running
+    ]
+
+
+def stale_question(tasks: list[Any]) -> Text:
+    held = ", ".join(f"#{t.id} (@{t.owner})" for t in tasks)
+    return Text(
+        f"{len(tasks)} task(s) in progress for teammates that are not running: {held}",
+        style="yellow",
+    )
+
+
+def release_all(runtime: Any, tasks: list[Any]) -> Text:
+    out = Text()
+    for t in tasks:
+        try:
+            runtime.board.release(t.id, t.owner, reason="released at start-up: owner not running")
+            out.append(f"released #{t.id} {t.subject}\n", style="green")
+        except UserError as exc:
+            out.append(f"could not release #{t.id}: {exc}\n", style="red")
+    out.rstrip()
+    return out
+
+
+def current_work(runtime: Any, agent: str) -> str:
+    """"task #3 write tests" for a teammate holding a task (why it asks), else ""."""
+    try:
+        task = runtime.board.held_by(agent) if agent != "lead" else None
+    except Exception:  # only decoration for the approval headline
+        return ""
+    return f"task #{task.id} {task.subject}" if task is not None else ""

@@ -1,0 +1,71 @@
+"""Colours and rich-to-string rendering shared by every UI module.
+
+Each agent gets a stable colour derived from its name (the same in rich output and in the
+prompt_toolkit toolbar). `render_str` turns any rich renderable into a string (ANSI when
+colour is on) so that a whole block can be written to the terminal in one piece.
+"""
+
+from __future__ import annotations
+
+import io
+import zlib
+from typing import Any
+
+from rich.console import Console
+
+LEAD_STYLE = ("bold bright_white", "bold")
+# (rich style, prompt_toolkit style) pairs; an agent's colour is picked by a hash of its name.
+PALETTE: tuple[tuple[str, str], ...] = (
+    ("cyan", "fg:ansicyan"),
+    ("magenta", "fg:ansimagenta"),
+    ("green", "fg:ansigreen"),
+    ("yellow", "fg:ansiyellow"),
+    ("blue", "fg:ansiblue"),
+    ("bright_red", "fg:ansibrightred"),
+    ("bright_cyan", "fg:ansibrightcyan"),
+    ("bright_magenta", "fg:ansibrightmagenta"),
+)
+
+
+def _pair(name: str) -> tuple[str, str]:
+    if name == "lead":
+        return LEAD_STYLE
+    return PALETTE[zlib.crc32(name.encode("utf-8")) % len(PALETTE)]
+
+
+def agent_style(name: str) -> str:
+    """The rich style of an agent's name."""
+    style = _pair(name)[0]
+    return style if style.startswith("bold") else "bold " + style
+
+
+def agent_ptk_style(name: str) -> str:
+    """The prompt_toolkit style of an agent's name (toolbar)."""
+    return _pair(name)[1]
+
+
+def make_console(file: Any, width: int, color: bool) -> Console:
+    """A rich Console writing to `file` with a fixed width; plain text when color is off."""
+    return Console(
+        file=file,
+        width=width,
+        force_terminal=color,
+        color_system="truecolor" if color else None,
+        no_color=not color,
+        highlight=False,
+        emoji=False,
+        soft_wrap=False,
+    )
+
+
+def render_str(renderable: Any, width: int = 100, color: bool = False) -> str:
+    """Render a rich renderable (or markup-free str) to one string ending in a newline."""
+    buf = io.StringIO()
+    make_console(buf, width, color).print(renderable)
+    return buf.getvalue()
+
+
+def shorten(text: str, limit: int = 60) -> str:
+    """First line of `text`, cut to `limit` characters with an ellipsis."""
+    line = (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

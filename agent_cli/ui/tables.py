@@ -1,0 +1,149 @@
+"""Rich renderables for the state slash commands show: tasks, one task, team, inbox, cost,
+permissions. Pure functions of the data passed in (no runtime access), easy to test.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from .style import agent_style, shorten
+from .toolbar import open_blockers, task_state
+
+TASK_MARKS = {
+    "pending": ("[ ]", ""),
+    "in_progress": ("[>]", "yellow"),
+    "completed": ("[x]", "green"),
+    "blocked": ("[!]", "red"),
+}
+
+
+def tasks_table(tasks: list[Any], problems: list[Any]) -> Table | Text:
+    """`[ ]` pending, `[>]` in progress, `[x]` completed, `[!]` blocked; corrupt files as rows."""
+    if not tasks and not problems:
+        return Text("No tasks yet. Ask the lead to plan some work.", style="dim")
+    by_id = {t.id: t for t in tasks}
+    table = Table(title="Tasks", title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("", "#", "subject", "owner", "blocked by", "result"):
+        table.add_column(col, overflow="fold" if col == "subject" else "ellipsis")
+    for t in tasks:
+        state = task_state(t, by_id)
+        mark, style = TASK_MARKS[state]
+        blockers = open_blockers(t, by_id) if state == "blocked" else []
+        table.add_row(
+            Text(mark, style=style),
+            str(t.id),
+            t.subject,
+            Text(f"@{t.owner}", style=agent_style(t.owner)) if t.owner else "",
+            ", ".join(f"#{b}" for b in blockers),
+            shorten(t.result or "", 50),
+        )
+    for p in problems:
+        table.add_row(
+            Text("[?]", style="bold red"),
+            str(p.task_id) if p.task_id is not None else "?",
+            Text(f"unreadable: {p.path}", style="red"),
+            "",
+            "",
+            Text(shorten(p.message, 50), style="red"),
+        )
+    return table
+
+
+def task_detail(task: Any, by_id: dict[int, Any]) -> Table:
+    state = task_state(task, by_id)
+    mark, style = TASK_MARKS[state]
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim")
+    grid.add_column()
+    grid.add_row("task", Text(f"{mark} #{task.id} {task.subject}", style=style or "bold"))
+    grid.add_row("status", state.replace("_", " "))
+    if task.owner:
+        grid.add_row("owner", Text(f"@{task.owner}", style=agent_style(task.owner)))
+    if task.blocked_by:
+        grid.add_row("blocked by", ", ".join(f"#{b}" for b in task.blocked_by))
+    if task.description:
+        grid.add_row("description", task.description)
+    if getattr(task, "verify", None) is not None:
+        grid.add_row("verify", f"`{task.verify.command}`")
+    if task.result:
+        grid.add_row("result", task.result)
+    grid.add_row("updated", str(task.updated_at))
+    return grid
+
+
+def team_table(lead_row: tuple[str, int] | None, members: list[Any]) -> Table:
+    """name, role, state, current task, idle reason, tokens (lead first when given)."""
+    table = Table(title="Team", title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("name", "role", "state", "task", "idle reason", "tokens"):
+        table.add_column(col, justify="right" if col == "tokens" else "left")
+    if lead_row is not None:
+        state, tokens = lead_row
+        table.add_row(Text("lead", style=agent_style("lead")), "lead", state, "", "",
+                      f"{tokens:,}")
+    for m in members:
+        style = {"failed": "red", "working": "yellow", "shutdown": "dim"}.get(m.status, "")
+        table.add_row(
+            Text(m.name, style=agent_style(m.name)),
+            m.role,
+            Text(m.status.replace("_", " "), style=style),
+            f"#{m.current_task}" if m.current_task else "",
+            shorten(m.idle_reason or "", 60),
+            f"{int(m.tokens or 0):,}",
+        )
+    return table
+
+
+def inbox_table(messages: list[Any]) -> Table | Text:
+    if not messages:
+        return Text("No unread messages for the lead.", style="dim")
+    table = Table(
+        title=f"Lead inbox: {len(messages)} unread (peek only, nothing consumed)",
+        title_justify="left", show_edge=False, pad_edge=False,
+    )
+    for col in ("from", "type", "message", "sent"):
+        table.add_column(col)
+    for m in messages:
+        table.add_row(
+            Text(m.sender, style=agent_style(m.sender)),
+            m.type.replace("_", " "),
+            shorten(m.content, 70),
+            str(m.ts)[11:19],
+        )
+    return table
+
+
+def cost_table(lead_usage: Any, members: list[Any]) -> Table:
+    """Tokens per agent and in total."""
+    table = Table(title="Tokens", title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("agent", "input", "output", "total"):
+        table.add_column(col, justify="left" if col == "agent" else "right")
+    total = lead_usage.total
+    table.add_row(
+        Text("lead", style=agent_style("lead")),
+        f"{lead_usage.input_tokens:,}",
+        f"{lead_usage.output_tokens:,}",
+        f"{lead_usage.total:,}",
+    )
+    for m in members:
+        tokens = int(m.tokens or 0)
+        total += tokens
+        table.add_row(Text(m.name, style=agent_style(m.name)), "", "", f"{tokens:,}")
+    table.add_section()
+    table.add_row(Text("total", style="bold"), "", "", Text(f"{total:,}", style="bold"))
+    return table
+
+
+def permissions_table(mode: str, entries: list[Any]) -> Table | Text:
+    title = f"Permission mode: {mode}"
+    if not entries:
+        return Text(f"{title}\nNo allow or deny rules: every shell command and file write asks.")
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("effect", "rule", "source"):
+        table.add_column(col)
+    for e in sorted(entries, key=lambda e: (e.effect != "deny", e.source)):
+        style = "red" if e.effect == "deny" else "green"
+        table.add_row(Text(e.effect, style=style), e.rule, e.source)
+    return table

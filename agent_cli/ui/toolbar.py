@@ -1,0 +1,153 @@
+"""The bottom toolbar: model, permission mode, each teammate's state and task, task counts,
+tokens used. Also the task-state helpers /tasks shares (what counts as blocked).
+
+Status reads the board and roster at most every `ttl` seconds (or at once after an event
+marks it stale), so redraws stay cheap; a failing read shows as an error, never a crash.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .style import agent_ptk_style
+
+STATE_MARKS = {
+    "working": "▶",
+    "idle": "⏸",
+    "waiting_plan": "⧗",
+    "failed": "✗",
+    "shutdown": "■",
+}
+
+
+def open_blockers(task: Any, by_id: dict[int, Any]) -> list[int]:
+    """Blockers of `task` that are not completed (a missing blocker still blocks)."""
+    out = []
+    for dep in task.blocked_by or []:
+        other = by_id.get(dep)
+        if other is None or other.status != "completed":
+            out.append(dep)
+    return out
+
+
+def task_state(task: Any, by_id: dict[int, Any]) -> str:
+    """completed | in_progress | blocked | pending."""
+    if task.status == "pending" and open_blockers(task, by_id):
+        return "blocked"
+    return task.status
+
+
+@dataclass
+class Counts:
+    done: int = 0
+    in_progress: int = 0
+    pending: int = 0
+    blocked: int = 0
+    problems: int = 0
+
+
+def count_tasks(tasks: list[Any], problems: int = 0) -> Counts:
+    by_id = {t.id: t for t in tasks}
+    c = Counts(problems=problems)
+    for t in tasks:
+        state = task_state(t, by_id)
+        if state == "completed":
+            c.done += 1
+        elif state == "in_progress":
+            c.in_progress += 1
+        elif state == "blocked":
+            c.blocked += 1
+        else:
+            c.pending += 1
+    return c
+
+
+@dataclass
+class StatusSnapshot:
+    members: list[Any] = field(default_factory=list)
+    counts: Counts = field(default_factory=Counts)
+    error: str = ""
+
+
+class StatusCache:
+    """Board and roster, re-read when stale. `mark_stale()` is safe from any thread."""
+
+    def __init__(self, runtime: Any, ttl: float = 1.0) -> None:
+        self.runtime = runtime
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._snap = StatusSnapshot()
+        self._at = -1e9
+        self._stale = True
+
+    def mark_stale(self) -> None:
+        self._stale = True
+
+    def get(self) -> StatusSnapshot:
+        now = time.monotonic()
+        with self._lock:
+            if not self._stale and now - self._at < self.ttl:
+                return self._snap
+            self._stale = False
+            self._at = now
+        snap = StatusSnapshot()
+        try:
+            board = self.runtime.board.snapshot()
+            snap.counts = count_tasks(list(board.tasks), len(board.problems))
+            snap.members = [m for m in self.runtime.roster.members() if m.status != "shutdown"]
+        except Exception as exc:  # a toolbar must never take the prompt down
+            snap.error = f"{type(exc).__name__}: {exc}"
+        with self._lock:
+            self._snap = snap
+        return snap
+
+
+def toolbar_fragments(
+    snap: StatusSnapshot, model: str, mode: str, tokens: int
+) -> list[tuple[str, str]]:
+    """prompt_toolkit formatted text for the toolbar (a list of (style, text))."""
+    frags: list[tuple[str, str]] = [("class:tb.model", f" {model} "), ("", " ")]
+    if mode == "bypassPermissions":
+        frags.append(("class:tb.danger", " ⚠ bypassPermissions "))
+    else:
+        frags.append(("class:tb.mode", f"mode: {mode}"))
+    frags.append(("", "  │ "))
+    if snap.members:
+        for m in snap.members:
+            mark = STATE_MARKS.get(m.status, "?")
+            what = f"#{m.current_task}" if m.current_task else m.status.replace("_", " ")
+            frags += [(agent_ptk_style(m.name) + " bold", m.name), ("", f" {mark} {what}  ")]
+    else:
+        frags.append(("class:tb.dim", "no teammates  "))
+    c = snap.counts
+    frags.append(("", "│ "))
+    frags.append(
+        ("", f"tasks {c.done} done · {c.in_progress} in progress · {c.pending} pending")
+    )
+    if c.blocked:
+        frags.append(("", f" · {c.blocked} blocked"))
+    if c.problems:
+        frags.append(("class:tb.danger", f" · {c.problems} unreadable"))
+    frags.append(("", f"  │ {format_tokens(tokens)} tokens "))
+    if snap.error:
+        frags.append(("class:tb.danger", f" {snap.error[:60]} "))
+    return frags
+
+
+def format_tokens(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 1_000:
+        return f"{n / 1_000:.1f}k"
+    return str(n)
+
+
+def total_tokens(lead_total: int, members: list[Any]) -> int:
+    return lead_total + sum(int(getattr(m, "tokens", 0) or 0) for m in members)
+
+
+ToolbarSource = Callable[[], list[tuple[str, str]]]

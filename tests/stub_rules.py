@@ -1,0 +1,157 @@
+"""The request rules of the Messages API, as the stub server enforces them.
+
+`validate(body)` returns the API-style 400 message for a request the real API would refuse
+(plus the stricter rules our design promises: strictly alternating roles, no trailing
+assistant prefill), else None. Kept apart from the HTTP side so it can be tested alone.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def validate(body: Any, *, count_only: bool = False) -> str | None:
+    """Return the API-style error message for an invalid request, else None."""
+    if not isinstance(body, dict):
+        return "request body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "model: Field required"
+    if not count_only:
+        mt = body.get("max_tokens")
+        if not isinstance(mt, int) or isinstance(mt, bool) or mt < 1:
+            return "max_tokens: Field required (a positive integer)"
+    return (
+        _check_system(body.get("system"))
+        or _check_tools(body.get("tools"))
+        or _check_messages(body.get("messages"), bool(body.get("tools")))
+        or _check_cache_breakpoints(body)
+    )
+
+
+def _check_system(system: Any) -> str | None:
+    if system is None or isinstance(system, str):
+        return None
+    if not isinstance(system, list):
+        return "system: Input should be a valid string or list"
+    for i, block in enumerate(system):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            return f"system.{i}: only text blocks are allowed"
+        if not block.get("text"):
+            return f"system.{i}: text content blocks must be non-empty"
+    return None
+
+
+def _check_tools(tools: Any) -> str | None:
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "tools: Input should be a valid list"
+    seen: set[str] = set()
+    for i, tool in enumerate(tools):
+        name = tool.get("name") if isinstance(tool, dict) else None
+        if not isinstance(name, str) or not (0 < len(name) <= 128):
+            return f"tools.{i}.name: Field required"
+        if name in seen:
+            return "tools: Tool names must be unique."
+        seen.add(name)
+        schema = tool.get("input_schema")
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            return f"tools.{i}.input_schema.type: Input should be 'object'"
+    return None
+
+
+def _check_messages(messages: Any, has_tools: bool) -> str | None:
+    if not isinstance(messages, list) or not messages:
+        return "messages: at least one message is required"
+    prev_tool_ids: list[str] = []
+    seen_ids: set[str] = set()
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
+            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
+        role = msg["role"]
+        if i == 0 and role != "user":
+            return 'messages: first message must use the "user" role'
+        if i > 0 and messages[i - 1].get("role") == role:
+            return f'messages: roles must alternate between "user" and "assistant" (messages.{i})'
+        blocks, err = _blocks(msg.get("content"), i)
+        if err:
+            return err
+        err = _check_blocks(blocks, i, role, prev_tool_ids, seen_ids, has_tools)
+        if err:
+            return err
+        prev_tool_ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+    if messages[-1]["role"] == "assistant":
+        if prev_tool_ids:
+            return (
+                f"messages.{len(messages) - 1}: `tool_use` ids were found without `tool_result` "
+                f"blocks immediately after: {', '.join(prev_tool_ids)}"
+            )
+        return "messages: the conversation must end with a user turn (stub rule: no prefill)"
+    return None
+
+
+def _blocks(content: Any, i: int) -> tuple[list[dict], str | None]:
+    if isinstance(content, str):
+        if not content:
+            return [], f"messages.{i}: all messages must have non-empty content"
+        return [{"type": "text", "text": content}], None
+    if not isinstance(content, list) or not content:
+        return [], f"messages.{i}: all messages must have non-empty content"
+    if not all(isinstance(b, dict) for b in content):
+        return [], f"messages.{i}.content: blocks must be objects"
+    return content, None
+
+
+def _check_blocks(
+    blocks: list[dict],
+    i: int,
+    role: str,
+    prev_tool_ids: list[str],
+    seen_ids: set[str],
+    has_tools: bool,
+) -> str | None:
+    answered: list[str] = []
+    for j, b in enumerate(blocks):
+        kind, where = b.get("type"), f"messages.{i}.content.{j}"
+        if kind == "text":
+            if not isinstance(b.get("text"), str) or not b["text"]:
+                return f"{where}: text content blocks must be non-empty"
+        elif kind == "tool_use":
+            if role != "assistant":
+                return f"{where}: tool_use blocks are only allowed in assistant messages"
+            if not has_tools:
+                return f"{where}: requests which include tool_use blocks must define tools"
+            if not isinstance(b.get("input"), dict):
+                return f"{where}.input: Input should be a valid dictionary"
+            if not isinstance(b.get("id"), str) or b["id"] in seen_ids:
+                return f"{where}: `tool_use` ids must be unique"
+            seen_ids.add(b["id"])
+        elif kind == "tool_result":
+            if role != "user":
+                return f"{where}: tool_result blocks are only allowed in user messages"
+            tid = b.get("tool_use_id")
+            if tid not in prev_tool_ids or tid in answered:
+                return (
+                    f"{where}: unexpected `tool_use_id` found in `tool_result` blocks: {tid}. "
+                    "Each `tool_result` block must have a corresponding `tool_use` block in "
+                    "the previous message."
+                )
+            answered.append(tid)
+        else:
+            return f"{where}.type: unsupported content block type {kind!r}"
+    missing = [t for t in prev_tool_ids if t not in answered]
+    if role == "user" and missing:
+        return (
+            f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
+            f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
+            "`tool_result` block in the next message."
+        )
+    return None
+
+
+def _check_cache_breakpoints(body: dict) -> str | None:
+    found = json.dumps(body).count('"cache_control"')
+    if found > 4:
+        return f"A maximum of 4 blocks with cache_control may be provided. Found {found}."
+    return None

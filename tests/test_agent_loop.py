@@ -1,0 +1,341 @@
+"""The turn loop with the scripted model: tool round trips, errors, limits, interrupts, hooks."""
+
+from __future__ import annotations
+
+import threading
+
+from test_agent_support import (
+    WAIT,
+    DenyWrites,
+    Probe,
+    assert_requests_valid,
+    make_agent,
+    results_of,
+)
+
+from agent_cli.agent import AgentSettings, PreCall
+from agent_cli.errors import Overloaded
+from agent_cli.events import (
+    AgentError,
+    TextDeltaEvent,
+    TextDone,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    UsageEvent,
+)
+from agent_cli.models.base import Message, ResponseDone, TextBlock, ToolUseBlock, Usage
+from agent_cli.models.scripted import Call, Reply, ScriptedModel
+
+
+def test_tool_round_trip_feeds_the_result_back(workdir):
+    model = ScriptedModel(
+        {
+            "alice": [
+                Reply("Let me check.", [Call("echo", {"text": "hello"})]),
+                Reply("It says hello."),
+            ]
+        }
+    )
+    agent, rec = make_agent(workdir, model)
+
+    result = agent.run_turn("what does echo say?")
+
+    assert (result.stop_reason, result.text, result.rounds) == ("end_turn", "It says hello.", 2)
+    second = model.requests[1].messages
+    use = second[-2].tool_uses()[0]
+    [answer] = results_of(second[-1])
+    assert (answer.tool_use_id, answer.content, answer.is_error) == (use.id, "hello", False)
+    assert [e.summary for e in rec.of(ToolStarted)] == ["hello"]
+    assert [(e.ok, e.outcome) for e in rec.of(ToolFinished)] == [(True, "hello")]
+    assert "".join(e.text for e in rec.of(TextDeltaEvent)) == "Let me check.It says hello."
+    assert [e.text for e in rec.of(TextDone)] == ["Let me check.", "It says hello."]
+    assert rec.of(TurnFinished)[-1].stop_reason == "end_turn"
+    model.assert_used_up()
+    assert_requests_valid(model)
+
+
+def test_several_calls_in_one_response_are_all_answered_in_one_user_turn(workdir):
+    probe = Probe()
+    calls = [Call("echo", {"text": t}) for t in ("a", "b", "c")]
+    model = ScriptedModel({"alice": [Reply("three at once", calls), Reply("done")]})
+    agent, _ = make_agent(workdir, model, probe=probe)
+
+    agent.run_turn("go")
+
+    last = model.requests[1].messages[-1]
+    assert last.role == "user"
+    assert [r.content for r in results_of(last)] == ["a", "b", "c"]
+    assert probe.ran == ["echo:a", "echo:b", "echo:c"]
+    assert_requests_valid(model)
+
+
+def test_bad_calls_become_error_results_and_the_loop_goes_on(workdir):
+    model = ScriptedModel(
+        {
+            "alice": [
+                Reply("", [Call("echo", {}), Call("boom"), Call("nope", {"x": 1})]),
+                Reply("recovered"),
+            ]
+        }
+    )
+    agent, rec = make_agent(workdir, model)
+
+    result = agent.run_turn("try things")
+
+    assert result.stop_reason == "end_turn" and result.text == "recovered"
+    invalid, crashed, unknown = results_of(model.requests[1].messages[-1])
+    assert invalid.is_error and "invalid input for echo: text: Field required" in invalid.content
+    assert crashed.is_error and "RuntimeError: disk on fire" in crashed.content
+    assert unknown.is_error and "unknown tool 'nope'" in unknown.content
+    assert [e.ok for e in rec.of(ToolFinished)] == [False, False, False]
+    assert_requests_valid(model)
+
+
+def test_gate_denial_is_a_result_and_the_handler_never_runs(workdir):
+    probe = Probe()
+    gate = DenyWrites()
+    model = ScriptedModel(
+        {
+            "alice": [
+                Reply("", [Call("write", {"path": "a.txt"}), Call("echo", {"text": "x"})]),
+                Reply("ok"),
+            ]
+        }
+    )
+    agent, _ = make_agent(workdir, model, probe=probe, gate=gate)
+
+    agent.run_turn("write it")
+
+    denied, echoed = results_of(model.requests[1].messages[-1])
+    assert denied.is_error and denied.content == "denied by user: not now"
+    assert not echoed.is_error
+    assert probe.ran == ["echo:x"]
+    assert gate.checked == ["write", "echo"]
+    assert_requests_valid(model)
+
+
+def test_round_limit_stops_the_turn_and_the_next_turn_is_still_valid(workdir):
+    looping = [Reply("again", [Call("echo", {"text": str(i)})]) for i in range(3)]
+    model = ScriptedModel({"alice": [*looping, Reply("fine, stopping")]})
+    agent, rec = make_agent(workdir, model, settings=AgentSettings(max_rounds=3))
+
+    result = agent.run_turn("loop forever")
+
+    assert (result.stop_reason, result.rounds) == ("max_rounds", 3)
+    assert [e.error_kind for e in rec.of(AgentError)] == ["max_rounds"]
+    assert len(model.requests) == 3
+
+    assert agent.run_turn("please stop").stop_reason == "end_turn"
+    last = model.requests[-1].messages[-1]
+    assert results_of(last) and last.text() == "please stop"  # merged into one user turn
+    assert_requests_valid(model)
+
+
+def test_idle_tool_ends_the_turn_after_its_result_is_recorded(workdir):
+    model = ScriptedModel({"alice": [Reply("nothing to do", [Call("idle")])]})
+    agent, _ = make_agent(workdir, model)
+
+    result = agent.run_turn("work")
+
+    assert result.stop_reason == "idle"
+    assert results_of(agent.conversation[-1])[0].content == "going idle"
+    model.assert_used_up()
+
+
+def test_model_error_ends_the_turn_typed_and_the_conversation_stays_usable(workdir):
+    model = ScriptedModel(
+        {
+            "alice": [
+                Reply("", [Call("echo", {"text": "x"})]),
+                Overloaded("529 overloaded"),
+                Reply("back"),
+            ]
+        }
+    )
+    agent, rec = make_agent(workdir, model)
+
+    result = agent.run_turn("start")
+
+    assert result.stop_reason == "error" and isinstance(result.error, Overloaded)
+    assert [e.error_kind for e in rec.of(AgentError)] == ["overloaded"]
+    assert agent.run_turn("retry").text == "back"
+    assert_requests_valid(model)
+
+
+def test_interrupt_during_the_model_stream(workdir):
+    entered, release = threading.Event(), threading.Event()
+
+    def slow(request):
+        entered.set()
+        release.wait(WAIT)
+        return Reply("too late")
+
+    model = ScriptedModel({"alice": [slow, Reply("fresh start")]})
+    agent, _ = make_agent(workdir, model)
+    outcome = {}
+    worker = threading.Thread(target=lambda: outcome.update(r=agent.run_turn("think hard")))
+    worker.start()
+    assert entered.wait(WAIT)
+    agent.interrupt()
+    release.set()
+    worker.join(WAIT)
+
+    assert outcome["r"].stop_reason == "interrupted"
+    assert agent.run_turn("never mind").text == "fresh start"  # cancel cleared for new turn
+    assert model.requests[-1].messages[-1].text() == "think hardnever mind"
+    assert_requests_valid(model)
+
+
+def test_interrupt_during_a_tool_run_answers_every_call(workdir):
+    probe = Probe()
+    model = ScriptedModel(
+        {
+            "alice": [
+                Reply("running", [Call("wait_cancel"), Call("echo", {"text": "later"})]),
+                Reply("ok, stopped"),
+            ]
+        }
+    )
+    agent, _ = make_agent(workdir, model, probe=probe)
+    outcome = {}
+    worker = threading.Thread(target=lambda: outcome.update(r=agent.run_turn("run it")))
+    worker.start()
+    assert probe.started.wait(WAIT)
+    agent.interrupt()
+    worker.join(WAIT)
+
+    assert outcome["r"].stop_reason == "interrupted"
+    killed, skipped = results_of(agent.conversation[-1])
+    assert killed.content == "process killed"
+    assert skipped.is_error and skipped.content == "interrupted by the user"
+    assert probe.ran == []  # the second call never ran
+    agent.run_turn("what happened?")
+    assert_requests_valid(model)
+
+
+def test_pre_call_inject_merges_into_the_pending_user_turn(workdir):
+    model = ScriptedModel({"alice": [Reply("", [Call("echo", {"text": "x"})]), Reply("seen")]})
+    agent, _ = make_agent(workdir, model)
+    hooks = iter([PreCall(inject=["<inbox>bob: hi</inbox>"]), PreCall(inject=["<inbox>2</inbox>"])])
+
+    agent.run_turn(["task #3 is yours", "start now"], pre_call=lambda: next(hooks))
+
+    first, second = model.requests
+    assert len(first.messages) == 1
+    assert [b.text for b in first.messages[0].content] == [
+        "task #3 is yours",
+        "start now",
+        "<inbox>bob: hi</inbox>",
+    ]
+    assert second.messages[-1].text() == "<inbox>2</inbox>"
+    assert results_of(second.messages[-1])  # same user turn as the tool results
+    assert_requests_valid(model)
+
+
+def test_pre_call_stop_ends_the_turn_before_the_next_model_call(workdir):
+    model = ScriptedModel({"alice": [Reply("", [Call("echo", {"text": "x"})])]})
+    agent, _ = make_agent(workdir, model)
+    hooks = iter([None, PreCall(stop="shutdown requested")])
+
+    result = agent.run_turn("work", pre_call=lambda: next(hooks))
+
+    assert (result.stop_reason, result.rounds) == ("stopped", 1)
+    assert len(model.requests) == 1
+    model.assert_used_up()
+
+
+def test_pause_turn_continues_without_new_user_input(workdir):
+    model = ScriptedModel(
+        {"alice": [Reply("searching...", stop_reason="pause_turn"), Reply("found it")]}
+    )
+    agent, _ = make_agent(workdir, model)
+
+    result = agent.run_turn("search")
+
+    assert (result.stop_reason, result.text, result.rounds) == ("end_turn", "found it", 2)
+    assert_requests_valid(model)
+
+
+class TruncatingModel:
+    """A model whose first answer was cut by max_tokens inside a tool call."""
+
+    name = "truncating"
+
+    def __init__(self) -> None:
+        self.requests = []
+
+    def stream(self, request, cancel=None):
+        self.requests.append(request.model_copy(deep=True))
+        if len(self.requests) == 1:
+            msg = Message(role="assistant", content=[TextBlock(text="Writing the file")])
+            yield ResponseDone(msg, "max_tokens", Usage(input_tokens=5), "write_file")
+        else:
+            use = ToolUseBlock(id="t1", name="echo", input={"text": "short"})
+            yield ResponseDone(Message(role="assistant", content=[use]), "tool_use")
+
+
+def test_max_tokens_inside_a_tool_call_is_reported_not_dropped(workdir):
+    model = TruncatingModel()
+    agent, rec = make_agent(workdir, model)
+
+    result = agent.run_turn("write a big file")
+
+    assert result.stop_reason == "max_tokens"
+    [err] = rec.of(AgentError)
+    assert err.error_kind == "max_tokens" and "write_file" in err.message
+    # the model is told, in its next user turn, that the call did not run
+    agent.run_turn("try smaller pieces")
+    told = model.requests[1].messages[-1].text()
+    assert "cut by max_tokens inside a call to write_file" in told and "smaller" in told
+    assert_requests_valid(model)
+
+
+def test_usage_accumulates_and_is_reported_cumulatively(workdir):
+    model = ScriptedModel(
+        {
+            "alice": [
+                Reply(
+                    "",
+                    [Call("echo", {"text": "x"})],
+                    usage=Usage(input_tokens=100, output_tokens=10),
+                ),
+                Reply("done", usage=Usage(input_tokens=120, output_tokens=5)),
+            ]
+        }
+    )
+    agent, rec = make_agent(workdir, model)
+
+    agent.run_turn("count")
+
+    assert [e.total_tokens for e in rec.of(UsageEvent)] == [110, 235]
+    assert (agent.usage.input_tokens, agent.usage.output_tokens) == (220, 15)
+
+
+def test_agents_on_parallel_threads_share_one_model_and_stay_valid(workdir):
+    names = ["alice", "bob", "carol", "dave"]
+    script = {
+        n: [Reply("", [Call("echo", {"text": f"{n}-{i}"})]) for i in range(3)]
+        + [Reply(f"{n} done")]
+        for n in names
+    }
+    model = ScriptedModel(script)
+    agents = [make_agent(workdir, model, name=n)[0] for n in names]
+    results, barrier = {}, threading.Barrier(len(agents))
+
+    def run(agent):
+        barrier.wait(WAIT)
+        results[agent.name] = agent.run_turn("go")
+
+    threads = [threading.Thread(target=run, args=(a,)) for a in agents]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+
+    assert {n: r.text for n, r in results.items()} == {n: f"{n} done" for n in names}
+    for agent in agents:  # nobody saw anybody else's tool results
+        seen = [b.content for m in agent.conversation for b in results_of(m)]
+        assert seen == [f"{agent.name}-{i}" for i in range(3)]
+    model.assert_used_up()
+    assert_requests_valid(model)

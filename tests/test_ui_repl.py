@@ -1,0 +1,302 @@
+"""The REPL driven through prompt_toolkit's pipe input with the scripted model: slash commands,
+a lead turn, approvals from other threads (yes / always / no, queued), keys, start and exit."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from agent_cli.models.scripted import Call, Reply, ScriptedModel
+from agent_cli.permissions.broker import ApprovalRequest
+from agent_cli.runtime import Runtime, RuntimeConfig
+from agent_cli.tools.base import ToolContext
+from agent_cli.tools.workspace import workspace_tools
+from agent_cli.ui.repl import Repl
+
+WAIT = 10.0
+
+
+class Screen:
+    """What the REPL printed; tests wait on a condition for text to appear."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.text = ""
+
+    def write(self, data: str) -> int:
+        with self._cond:
+            self.text += data
+            self._cond.notify_all()
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def wait_for(self, needle: str, count: int = 1, timeout: float = WAIT) -> str:
+        with self._cond:
+            ok = self._cond.wait_for(lambda: self.text.count(needle) >= count, timeout)
+        assert ok, f"{needle!r} (x{count}) never appeared on screen:\n{self.text}"
+        return self.text
+
+    def after(self, needle: str) -> str:
+        with self._cond:
+            return self.text[self.text.rfind(needle):]
+
+
+class Harness:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self.screen = Screen()
+        self._pipe_cm = create_pipe_input()
+        self.pipe = self._pipe_cm.__enter__()
+        self.repl = Repl(runtime, input=self.pipe, output=DummyOutput(), out=self.screen,
+                         color=False, width=110, close_timeout=5.0)
+        self.exit_code: int | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        self.exit_code = self.repl.run()
+
+    def start(self) -> Harness:
+        self.thread.start()
+        self.screen.wait_for("Ctrl-D exits")
+        return self
+
+    def send(self, keys: str) -> None:
+        self.pipe.send_text(keys)
+
+    def command(self, line: str, expect: str) -> str:
+        """Submit `line` and return the screen from its output on."""
+        self.send(line + "\r")
+        self.screen.wait_for(expect)
+        return self.screen.after(expect)
+
+    def quit(self) -> None:
+        if self.thread.is_alive():
+            self.send("\x04")
+            self.thread.join(WAIT)
+        assert not self.thread.is_alive(), "the REPL did not exit on Ctrl-D"
+        self._pipe_cm.__exit__(None, None, None)
+
+
+def make_runtime(workdir: Path, script: dict) -> tuple[Runtime, ScriptedModel]:
+    model = ScriptedModel(script)
+    config = RuntimeConfig(model_factory=lambda agent, spec: model, idle_timeout_s=0)
+    return Runtime.open(workdir, config), model
+
+
+@pytest.fixture
+def harness(workdir: Path, request: pytest.FixtureRequest):
+    script = getattr(request, "param", None) or {"lead": [Reply("Hello **there**.")]}
+    rt, model = make_runtime(workdir, script)
+    h = Harness(rt)
+    h.model = model
+    h.start()
+    yield h
+    h.quit()
+    rt.close(2.0)
+
+
+def ask_from_thread(rt: Runtime, agent: str, command: str) -> tuple[threading.Thread, dict]:
+    """A teammate-like thread running the real gate for a shell command."""
+    box: dict = {}
+    tool = next(t for t in workspace_tools() if t.name == "shell")
+
+    def work() -> None:
+        args = tool.parse({"command": command})
+        box["decision"] = rt.gate.check(tool, args, ToolContext(agent, rt.workdir, runtime=rt))
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    return t, box
+
+
+def test_lead_turn_prints_markdown_and_tool_lines(harness: Harness) -> None:
+    harness.model.script_for = None  # the default script: one plain reply
+    out = harness.command("say hi", "Hello there.")
+    assert "**" not in out  # rendered as Markdown, not raw
+    assert harness.model.requests[-1].messages[-1].text().endswith("say hi")
+
+
+@pytest.mark.parametrize(
+    "harness",
+    [{"lead": [Reply("Planning.", tool_calls=[Call("create_task", {"subject": "write tests"})]),
+               Reply("Done planning.")]}],
+    indirect=True,
+)
+def test_lead_tool_call_is_one_line_and_board_shows_it(harness: Harness) -> None:
+    harness.command("plan", "Done planning.")
+    assert "lead     create_task(write tests) ✓" in harness.screen.text
+    out = harness.command("/tasks", "write tests")
+    assert "[ ]" in out and "1" in out
+
+
+def test_blank_line_and_unknown_command_never_reach_the_model(harness: Harness) -> None:
+    harness.send("\r   \r")
+    out = harness.command("/frobnicate now", "unknown command /frobnicate")
+    assert "nothing was sent" in out
+    harness.command("/help", "/permissions")
+    assert harness.model.requests == []
+
+
+def test_each_slash_command(harness: Harness, workdir: Path) -> None:
+    rt = harness.rt
+    rt.board.create("first task")
+    rt.mail.send("alice", "lead", "the answer is 42", type="result")
+    assert "/tasks [ID]" in harness.command("/help", "/tasks [ID]")
+    assert "first task" in harness.command("/tasks", "Tasks")
+    assert "first task" in harness.command("/tasks 1", "task ")
+    assert "lead" in harness.command("/team", "Team")
+    out = harness.command("/inbox", "Lead inbox")
+    assert "the answer is 42" in out
+    assert len(rt.mail.peek("lead")) == 1  # peek consumed nothing
+    assert "total" in harness.command("/cost", "Tokens")
+    assert "added allow rule Bash(git status)" in harness.command(
+        "/permissions allow Bash(git status)", "added allow")
+    assert "Bash(git status)" in harness.command("/permissions", "Permission mode")
+    harness.command("/permissions remove Bash(git status)", "removed allow rule")
+    assert rt.policy.rules() == []
+    harness.command("/mode", "permission mode: acceptEdits")
+    assert rt.policy.mode == "acceptEdits"
+    harness.command("/mode default", "permission mode: default")
+    harness.command("/verbose", "verbose on")
+    harness.command("/model", "lead model:")
+    harness.command("/clear", "fresh conversation")
+    harness.command("/compact", "compact")
+    harness.command("/spawn bob tester", "spawned bob (tester)")
+    harness.command("/shutdown bob", "asked bob to shut down")
+    harness.screen.wait_for("bob     shut down")
+    harness.command("/shutdown Bob!", "error: invalid teammate name")
+    harness.command("!echo from-the-user", "from-the-user")
+    harness.send("/quit\r")
+    harness.thread.join(WAIT)
+    assert harness.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("keys", "decision", "allowed"),
+    [("1", "allow_once", True), ("2", "allow_always", True), ("3", "deny", False)],
+)
+def test_approval_from_a_teammate_thread_keeps_what_was_typed(
+    harness: Harness, keys: str, decision: str, allowed: bool
+) -> None:
+    rt = harness.rt
+    harness.send("half a thought")
+    asker, box = ask_from_thread(rt, "alice", "python main.py")
+    harness.screen.wait_for("alice wants to run `python main.py`")
+    assert "don't ask again for Bash(python main.py)" in harness.screen.text
+    harness.send(keys)
+    if keys == "3":
+        harness.send("use pytest instead\r")
+    asker.join(WAIT)
+    d = box["decision"]
+    assert d.allowed is allowed and d.answer == decision
+    if keys == "2":
+        assert any(e.rule == "Bash(python main.py)" for e in rt.policy.rules())
+    if keys == "3":
+        assert "use pytest instead" in d.message
+        harness.screen.wait_for("told: use pytest instead")
+    # The prompt came back with the text typed before the question.
+    harness.send(" -- sent\r")
+    harness.screen.wait_for("Hello there.")
+    assert harness.model.requests[-1].messages[-1].text().endswith("half a thought -- sent")
+
+
+def test_two_requests_are_shown_one_at_a_time(harness: Harness) -> None:
+    rt = harness.rt
+    first, box1 = ask_from_thread(rt, "alice", "make build")
+    harness.screen.wait_for("alice wants to run")
+    second, box2 = ask_from_thread(rt, "bob", "make test")
+    # Wait until bob's request is queued behind alice's, then answer alice.
+    threading.Thread(target=lambda: None).start()
+    deadline_ok = _wait(lambda: len(rt.broker.pending()) == 2)
+    assert deadline_ok
+    assert "bob wants to run" not in harness.screen.text
+    harness.send("1")
+    harness.screen.wait_for("bob wants to run `make test`")
+    harness.send("3\r")
+    first.join(WAIT)
+    second.join(WAIT)
+    assert box1["decision"].allowed and not box2["decision"].allowed
+    text = harness.screen.text
+    assert text.index("alice allowed") < text.index("bob wants to run")
+
+
+def _wait(predicate, timeout: float = WAIT) -> bool:
+    cond = threading.Condition()
+    with cond:
+        return cond.wait_for(predicate, timeout)
+
+
+def test_teammate_lines_are_held_back_during_an_approval(harness: Harness) -> None:
+    from agent_cli.events import TaskEvent
+
+    rt = harness.rt
+    asker, box = ask_from_thread(rt, "alice", "make")
+    harness.screen.wait_for("alice wants to run")
+    rt.events.emit(TaskEvent("bob", "claimed", 7, "held line"))
+    assert "held line" not in harness.screen.text
+    harness.send("1")
+    asker.join(WAIT)
+    text = harness.screen.wait_for("claimed #7 held line")
+    assert text.index("alice allowed") < text.index("claimed #7 held line")
+
+
+def test_ctrl_c_clears_the_line(harness: Harness) -> None:
+    harness.send("never mind\x03")
+    harness.send("hi\r")
+    harness.screen.wait_for("Hello there.")
+    assert harness.model.requests[-1].messages[-1].text().endswith("hi")
+    assert "never mind" not in harness.model.requests[-1].messages[-1].text()
+
+
+def test_escape_interrupts_a_running_lead_turn(workdir: Path) -> None:
+    release = threading.Event()
+    started = threading.Event()
+
+    def slow(request):
+        started.set()
+        release.wait(WAIT)
+        return Reply("too late")
+
+    rt, model = make_runtime(workdir, {"lead": [slow]})
+    h = Harness(rt).start()
+    try:
+        h.send("work hard\r")
+        assert started.wait(WAIT)
+        h.send("\x1b")
+        assert _wait(lambda: h.repl.lead.agent._cancel.is_set())
+        release.set()
+        h.screen.wait_for("interrupted")
+        assert h.repl.lead.wait_idle(WAIT)
+    finally:
+        release.set()
+        h.quit()
+
+
+def test_start_offers_to_release_tasks_of_absent_teammates(workdir: Path) -> None:
+    rt, _ = make_runtime(workdir, {})
+    task = rt.board.create("left over")
+    rt.board.claim(task.id, "ghost")
+    h = Harness(rt)
+    h.send("y\r")
+    h.start()
+    try:
+        h.screen.wait_for("released #1 left over")
+        assert rt.board.get(task.id).status == "pending"
+    finally:
+        h.quit()
+
+
+def test_exit_shuts_teammates_down_and_says_so(workdir: Path) -> None:
+    rt, _ = make_runtime(workdir, {})
+    h = Harness(rt).start()
+    h.command("/spawn alice tester", "spawned alice")
+    h.quit()
+    assert rt.team.running() == []
+    assert "all teammates stopped" in h.screen.text
+    assert h.exit_code == 0
