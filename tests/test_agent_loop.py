@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from test_agent_support import (
     WAIT,
     DenyWrites,
@@ -14,7 +15,7 @@ from test_agent_support import (
 )
 
 from agent_cli.agent import AgentSettings, PreCall
-from agent_cli.errors import Overloaded
+from agent_cli.errors import Overloaded, UserError
 from agent_cli.events import (
     AgentError,
     TextDeltaEvent,
@@ -258,7 +259,7 @@ def test_pause_turn_continues_without_new_user_input(workdir):
 
 
 class TruncatingModel:
-    """A model whose first answer was cut by max_tokens inside a tool call."""
+    """Cut by max_tokens inside a tool call: first with text only, then after a complete call."""
 
     name = "truncating"
 
@@ -267,12 +268,18 @@ class TruncatingModel:
 
     def stream(self, request, cancel=None):
         self.requests.append(request.model_copy(deep=True))
-        if len(self.requests) == 1:
+        n = len(self.requests)
+        if n == 1:
             msg = Message(role="assistant", content=[TextBlock(text="Writing the file")])
             yield ResponseDone(msg, "max_tokens", Usage(input_tokens=5), "write_file")
+        elif n == 2:
+            use = ToolUseBlock(id="t1", name="echo", input={"text": "part 1"})
+            msg = Message(role="assistant", content=[use])
+            yield ResponseDone(msg, "max_tokens", Usage(input_tokens=5), "write_file")
         else:
-            use = ToolUseBlock(id="t1", name="echo", input={"text": "short"})
-            yield ResponseDone(Message(role="assistant", content=[use]), "tool_use")
+            yield ResponseDone(
+                Message(role="assistant", content=[TextBlock(text="ok")]), "end_turn"
+            )
 
 
 def test_max_tokens_inside_a_tool_call_is_reported_not_dropped(workdir):
@@ -284,10 +291,15 @@ def test_max_tokens_inside_a_tool_call_is_reported_not_dropped(workdir):
     assert result.stop_reason == "max_tokens"
     [err] = rec.of(AgentError)
     assert err.error_kind == "max_tokens" and "write_file" in err.message
+
     # the model is told, in its next user turn, that the call did not run
-    agent.run_turn("try smaller pieces")
+    second = agent.run_turn("try smaller pieces")
     told = model.requests[1].messages[-1].text()
     assert "cut by max_tokens inside a call to write_file" in told and "smaller" in told
+    # a complete call in a cut response still runs, and the loop goes on
+    assert (second.stop_reason, second.text, second.rounds) == ("end_turn", "ok", 2)
+    third = model.requests[2].messages[-1]
+    assert results_of(third)[0].content == "part 1" and "did not run" in third.text()
     assert_requests_valid(model)
 
 
@@ -339,3 +351,15 @@ def test_agents_on_parallel_threads_share_one_model_and_stay_valid(workdir):
         assert seen == [f"{agent.name}-{i}" for i in range(3)]
     model.assert_used_up()
     assert_requests_valid(model)
+
+
+def test_blank_input_is_refused_and_changes_nothing(workdir):
+    model = ScriptedModel({"alice": [Reply("hi")]})
+    agent, _ = make_agent(workdir, model)
+    agent.run_turn("hello")
+
+    with pytest.raises(UserError, match="nothing to send"):
+        agent.run_turn(["", "   "])
+
+    assert [m.text() for m in agent.conversation] == ["hello", "hi"]
+    assert len(model.requests) == 1

@@ -34,7 +34,7 @@ def test_multi_round_tool_conversation_is_never_rejected(stub, workdir):
     probe = Probe()
     stub.push(
         Reply("Looking.", [ToolUse("echo", {"text": "a"}), ToolUse("echo", {"text": "b"})]),
-        Reply("", [ToolUse("echo", {}), ToolUse("boom"), ToolUse("nope")]),
+        Reply("", [ToolUse("echo", {}), ToolUse("boom"), ToolUse("nope"), ToolUse("echo", "{bad")]),
         Reply("", [ToolUse("idle")]),
         Reply("Round two.", [ToolUse("echo", {"text": "c"})]),
         MidStream("error", text="half an answ"),
@@ -50,6 +50,8 @@ def test_multi_round_tool_conversation_is_never_rejected(stub, workdir):
     assert second.stop_reason == "error" and second.error is not None
     assert (third.stop_reason, third.text) == ("end_turn", "Recovered.")
     assert probe.ran == ["echo:a", "echo:b", "echo:c"]
+    bad_json = stub.requests[2]["messages"][-1]["content"][-1]
+    assert bad_json["is_error"] and "not valid JSON" in bad_json["content"]
     assert len(stub.requests) == 6
     assert stub.rejections == []
 

@@ -224,3 +224,20 @@ def test_audit_lines_from_several_processes_are_whole(workdir):
     assert len(lines) == 200
     parsed = [json.loads(line) for line in lines]
     assert all(len(p["input"]["command"]) < 600 for p in parsed)  # long input truncated
+
+
+@pytest.mark.parametrize(
+    "path", [".agent-cli/settings.json", ".tasks/task_1.json", ".team/audit.jsonl", ".git/config"]
+)
+def test_writes_to_session_state_always_ask_even_with_accept_edits_and_rules(workdir, path):
+    s = Setup(workdir, allow=["Edit", "Write(**)"], mode="acceptEdits")
+    d = s.check("write_file", path=path, content='{"permissions": {"allow": ["Bash"]}}')
+    assert not d.allowed and d.source == "headless"
+    assert not (workdir / ".agent-cli" / "settings.json").exists()
+    _, req = s.check_with_human(ApprovalAnswer("allow_always"), "write_file", path=path, content="")
+    assert req.suggested_rule == ""  # no standing rule for these paths
+
+
+def test_coordination_tools_are_allowed_without_an_audit_line(s):
+    assert s.check(board_tool()).allowed
+    assert s.audit_lines() == []

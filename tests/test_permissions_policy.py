@@ -8,6 +8,8 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agent_cli.errors import UserError
 from agent_cli.permissions.policy import PermissionPolicy
@@ -18,7 +20,7 @@ SETTINGS = ".agent-cli/settings.json"
 def write_settings(workdir, data) -> None:
     path = workdir / SETTINGS
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
 
 
 def test_rules_list_every_rule_with_its_source(workdir):
@@ -120,3 +122,31 @@ def test_rules_saved_by_several_processes_at_once_are_all_kept(workdir):
     assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]
     saved = json.loads((workdir / SETTINGS).read_text())["permissions"]["allow"]
     assert sorted(saved) == sorted(f"Bash(echo p{n}-{i})" for n in range(4) for i in range(10))
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    content=st.one_of(
+        st.binary(max_size=60).map(lambda b: b.decode("latin-1")),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+            lambda kids: (
+                st.lists(kids, max_size=3)
+                | st.dictionaries(st.sampled_from(["permissions", "allow", "deny", "x"]), kids)
+            ),
+            max_leaves=8,
+        ).map(json.dumps),
+    )
+)
+def test_fuzz_hostile_settings_load_or_fail_with_a_user_error(workdir, content):
+    write_settings(workdir, content)
+    try:
+        policy = PermissionPolicy(workdir)
+    except UserError as exc:
+        assert "settings.json" in str(exc)
+    else:
+        for entry in policy.rules():
+            assert entry.source.startswith("settings")
+    assert (workdir / SETTINGS).read_bytes() == content.encode("utf-8")  # never rewritten

@@ -160,8 +160,7 @@ def test_crashed_teammate_releases_its_task_and_tells_the_lead(workdir, cleanup)
 
 
 def test_failed_teammate_can_be_respawned_and_a_running_one_cannot(workdir, cleanup):
-    from agent_cli.errors import InvalidName, Refused
-    from agent_cli.errors import Overloaded
+    from agent_cli.errors import InvalidName, Overloaded, Refused
 
     model = ScriptedModel({"alice": [Overloaded("busy"), Reply(text="back again")]})
     rt = make_runtime(workdir, model)

@@ -95,3 +95,12 @@ def test_search_tools_do_not_follow_links_out(env):
     assert "top secret" not in hits.content and "inside.txt:1: hello" in hits.content
     assert call(tools, ctx, "glob", pattern="../*").is_error
     assert call(tools, ctx, "grep", pattern="x", path="link_dir").is_error
+
+
+def test_unicode_look_alikes_are_plain_names_inside_the_workdir(env):
+    tools, ctx, outside = env
+    for name in ["\u2024\u2024/x.txt", "\uff0e\uff0e/y.txt", "..\u2215z.txt"]:
+        out = call(tools, ctx, "write_file", path=name, content="ok")
+        assert not out.is_error, out.content
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (ctx.workdir / "\u2024\u2024" / "x.txt").read_text() == "ok"

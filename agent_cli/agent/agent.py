@@ -11,7 +11,8 @@ conversation is valid for the Messages API whenever a request is sent.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,11 +139,18 @@ class Agent:
         content: str | list[str],
         pre_call: Callable[[], PreCall | None] | None = None,
     ) -> TurnResult:
-        """Run one user turn to its end; see the module docstring. Never raises ModelError."""
+        """Run one user turn to its end; see the module docstring. Never raises ModelError.
+
+        Blank content is refused (UserError) unless a pending user turn (e.g. tool results
+        of a stopped turn) is there to continue from.
+        """
+        blocks = text_blocks([content] if isinstance(content, str) else content)
         with self._turn_lock:
+            last = self._conv.last()
+            if not blocks and (last is None or last.role != "user"):
+                raise UserError("nothing to send: the message is empty")
             self._cancel.clear()
-            texts = [content] if isinstance(content, str) else list(content)
-            self._add_user(text_blocks(texts))
+            self._add_user(blocks)
             result = self._loop(pre_call)
         self._emit(TurnFinished(self.name, result.stop_reason, result.rounds))
         return result
@@ -244,7 +252,9 @@ class Agent:
 
     def _request(self) -> ModelRequest:
         messages = self._conv.messages
-        if validate(messages):
+        problems = validate(messages)
+        if problems:  # a bug somewhere: say so, then send something the API accepts
+            self._emit(Notice(self.name, f"conversation repaired: {problems[0]}", "warning"))
             messages = repair(messages)
             self._conv.replace(messages)
             if messages and messages[-1].role == "assistant":
@@ -296,21 +306,26 @@ class Agent:
         return done
 
     def _after_response(self, done: ResponseDone) -> str | None:
-        """Append the response and run its tools; the turn's stop reason, or None to go on."""
+        """Append the response and run its tools; the turn's stop reason, or None to go on.
+
+        A call cut by max_tokens is reported and the model is told (in the next user turn)
+        that it did not run; complete calls of the same response still run.
+        """
         added = self._add_assistant(done.message)
         uses = added.tool_uses() if added is not None else []
-        if uses:
-            end_turn = self._run_tools(uses)
-            if self._cancel.is_set():
-                return "interrupted"
-            return "idle" if end_turn else None
+        end_turn = self._run_tools(uses) if uses else False
+        if uses and self._cancel.is_set():
+            return "interrupted"
         if done.stop_reason == "max_tokens":
             cut = f" inside a call to {done.truncated_tool}" if done.truncated_tool else ""
             self._emit(AgentError(self.name, f"response cut by max_tokens{cut}", "max_tokens"))
             if done.truncated_tool:
                 note = f"[your last response was cut by max_tokens{cut}; that call did not run]"
                 self._add_user(text_blocks([note]))
-            return "max_tokens"
+            if not uses:
+                return "max_tokens"
+        if uses:
+            return "idle" if end_turn else None
         if done.stop_reason == "pause_turn":
             self._add_user(text_blocks(["continue"]))
             return None
@@ -400,23 +415,15 @@ class Agent:
         except UserError as exc:
             self._emit(Notice(self.name, f"transcript not written: {exc}", level="warning"))
 
-    def _idle_lock(self, what: str) -> _IdleLock:
-        return _IdleLock(self._turn_lock, f"{self.name} is running a turn; cannot {what} now")
+    @contextmanager
+    def _idle_lock(self, what: str) -> Iterator[None]:
+        """Hold the turn lock for an operation that must not overlap a turn, or refuse."""
+        if not self._turn_lock.acquire(blocking=False):
+            raise UserError(f"{self.name} is running a turn; cannot {what} now")
+        try:
+            yield
+        finally:
+            self._turn_lock.release()
 
     def _emit(self, event: Event) -> None:
         self.events.emit(event)
-
-
-class _IdleLock:
-    """Holds the turn lock for an operation that must not overlap a turn, or refuses."""
-
-    def __init__(self, lock: threading.Lock, message: str) -> None:
-        self._lock = lock
-        self._message = message
-
-    def __enter__(self) -> None:
-        if not self._lock.acquire(blocking=False):
-            raise UserError(self._message)
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
 from ..events import Event, ToolFinished, ToolStarted
-from ..models.base import ToolResultBlock, ToolUseBlock
+from ..models.base import INVALID_INPUT_KEY, ToolResultBlock, ToolUseBlock
 from ..tools.base import ToolContext, ToolOutput, ToolSet
 from .conversation import INTERRUPTED, answers_for
 
@@ -68,6 +68,10 @@ class ToolRunner:
         if tool is None:
             known = ", ".join(self.tools.names()) or "none"
             return ToolOutput(f"unknown tool {use.name!r}; available: {known}", is_error=True)
+        if INVALID_INPUT_KEY in use.input:
+            raw = str(use.input[INVALID_INPUT_KEY])
+            raw = raw if len(raw) <= 200 else raw[:200] + "..."
+            return ToolOutput(f"tool input was not valid JSON: {raw}", is_error=True)
         try:
             args = tool.parse(use.input)
         except ToolError as exc:

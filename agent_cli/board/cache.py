@@ -14,8 +14,10 @@ date with what any process wrote, and is only called under the board lock:
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,6 +61,7 @@ class TaskCache:
 
     def __init__(self, tasks_dir: Path) -> None:
         self.dir = tasks_dir
+        self._dir_text = os.fspath(tasks_dir)
         self.entries: dict[str, Entry] = {}
         self.journal: Journal | None = None  # the stamp file the entries reflect
         self.stamp = ""  # journal.stamp, "" when unknown
@@ -117,7 +120,7 @@ class TaskCache:
         """Record a task this process just wrote (caller holds the lock)."""
         name = f"task_{task.id}.json"
         try:
-            sig = sig_of(os.stat(self.dir / name))
+            sig = sig_of(os.stat(os.path.join(self._dir_text, name)))
         except OSError:
             sig = (0, 0, 0)
         self._set(name, Entry(sig, before_ns, task, None))
@@ -146,11 +149,14 @@ class TaskCache:
                         continue
                     present.add(de.name)
                     old = self.entries.get(de.name)
+                    if old is None:
+                        self._reread(de.name)
+                        continue
                     try:
                         sig = sig_of(de.stat(follow_symlinks=False))
                     except OSError:
                         sig = None
-                    if old and sig == old.sig and sig[0] + RACY_NS < old.read_ns:
+                    if sig == old.sig and sig[0] + RACY_NS < old.read_ns:
                         continue
                     self._reread(de.name)
         for gone in set(self.entries) - present:
@@ -158,28 +164,29 @@ class TaskCache:
         self._last_full_ns = started
 
     def _reread(self, name: str) -> None:
-        path = self.dir / name
+        path = os.path.join(self._dir_text, name)
         read_ns = time.time_ns()
         tid = id_of_name(name)
         try:
-            st = os.stat(path, follow_symlinks=False)
-            if not os.path.isfile(path) or os.path.islink(path):
-                raise ValueError("not a regular file")
-            with open(path, "rb") as fh:
-                raw = fh.read()
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except FileNotFoundError:
             self._drop(name)
             return
-        except (OSError, ValueError) as exc:
-            self._set(name, Entry((0, 0, 0), read_ns, None, _problem(path, tid, exc)))
+        except OSError as exc:
+            why = "a symbolic link, not a task file" if exc.errno == errno.ELOOP else exc
+            self._set(name, Entry((0, 0, 0), read_ns, None, _problem(path, tid, why)))
             return
-        try:
-            if tid is None:
-                raise ValueError("file name is not task_<id>.json with a positive id")
-            task = parse_task(raw, tid)
-        except ValueError as exc:
-            self._set(name, Entry(sig_of(st), read_ns, None, _problem(path, tid, exc)))
-            return
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fd)
+            try:
+                if not stat.S_ISREG(st.st_mode):
+                    raise ValueError("not a regular file")
+                if tid is None:
+                    raise ValueError("file name is not task_<id>.json with a positive id")
+                task = parse_task(fh.read(), tid)
+            except (OSError, ValueError) as exc:
+                self._set(name, Entry(sig_of(st), read_ns, None, _problem(path, tid, exc)))
+                return
         self._set(name, Entry(sig_of(st), read_ns, task, None))
 
     def _set(self, name: str, entry: Entry) -> None:
@@ -212,6 +219,6 @@ class TaskCache:
             self._ids = None
 
 
-def _problem(path: Path, tid: int | None, exc: Exception) -> Problem:
-    detail = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
-    return Problem(path=str(path), task_id=tid, message=detail)
+def _problem(path: str, tid: int | None, why: object) -> Problem:
+    detail = why.strerror if isinstance(why, OSError) and why.strerror else why
+    return Problem(path=path, task_id=tid, message=str(detail))

@@ -21,12 +21,12 @@ from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
 from ..errors import CorruptFile, NotFound, Refused, StorageError, UserError
-from ..fsutil import atomic_write_json, atomic_write_text, utc_now
+from ..fsutil import atomic_write_json, utc_now
 from ..names import check_name
 from . import dag
 from .cache import TaskCache, task_file
 from .eventlog import append_event, event_record, read_events
-from .journal import new_journal, read_stamp, write_journal
+from .journal import new_journal, overwrite_small, read_stamp, write_journal
 from .models import (
     BoardSnapshot,
     ClaimResult,
@@ -202,7 +202,7 @@ class TaskBoard:
             now = utc_now()
             task = Task(id=new_id, subject=subject, description=description, blocked_by=wanted,
                         created_at=now, updated_at=now, verify=verify)
-            atomic_write_text(self._next_id_path, f"{new_id + 1}\n")
+            overwrite_small(self._next_id_path, f"{new_id + 1}\n".encode())
             self._write([task], [event_record(actor, "created", new_id, subject=subject,
                                               blockedBy=wanted)])
         self._changed()

@@ -2,10 +2,14 @@
 
 Order: read-only tools are allowed (never ask, never audited). Otherwise: deny rules -> the
 plan gate (a teammate whose plan is not approved yet; skipped for plan_exempt tools) ->
-coordination tools without a permission kind are allowed -> the mode (plan refuses,
-bypassPermissions allows, acceptEdits allows file changes) -> allow rules (settings, flags,
-session) -> the human through the approval broker. Every decision past read-only is appended
+coordination tools without a permission kind are allowed (not audited) -> the mode (plan
+refuses, bypassPermissions allows, acceptEdits allows file changes) -> allow rules (settings,
+flags, session) -> the human through the approval broker. Every other decision is appended
 to the audit log. A denial is a Decision whose message becomes the tool result.
+
+File writes into .agent-cli/, .tasks/, .team/ and .git/ skip acceptEdits and allow rules:
+they always ask (bypassPermissions excepted), so a model cannot grant itself permissions or
+forge board, inbox or approval state with write_file.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
 from .policy import PermissionPolicy
 from .shellsplit import parse_command
 
+PROTECTED_DIRS = frozenset({".agent-cli", ".tasks", ".team", ".git"})
 NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit"}
 
 
@@ -59,6 +64,8 @@ class PermissionGate:
         except ToolError as exc:
             return self._done(tool, args, ctx, Decision(False, "confinement", str(exc)))
         decision = self._decide(tool, args, ctx, target)
+        if decision.source == "coordination":
+            return decision  # board/team tools: nothing to decide, nothing to audit
         return self._done(tool, args, ctx, decision)
 
     # ----- steps ----------------------------------------------------------------------------
@@ -90,9 +97,10 @@ class PermissionGate:
             )
         if mode == "bypassPermissions":
             return Decision(True, "mode bypassPermissions")
-        if mode == "acceptEdits" and kind in ("Write", "Edit"):
+        guarded = kind in ("Write", "Edit") and is_protected(target)
+        if mode == "acceptEdits" and kind in ("Write", "Edit") and not guarded:
             return Decision(True, "mode acceptEdits")
-        allow = self.policy.find("allow", kind, target)
+        allow = None if guarded else self.policy.find("allow", kind, target)
         if allow is not None:
             return Decision(True, allow.rule)
         return self._ask(tool, args, ctx, target, noun)
@@ -153,6 +161,13 @@ class PermissionGate:
         return d
 
 
+def is_protected(target: str) -> bool:
+    """Session state and settings: a file tool writing there always asks a human (unless
+    bypassPermissions), so a model cannot grant itself rules or forge board/team state."""
+    first = target.split("/", 1)[0]
+    return first in PROTECTED_DIRS
+
+
 def suggest_rule(permission: str, target: str) -> str:
     """The rule "allow always" adds: the exact command or path; "" when none would match."""
     if permission == "Bash":
@@ -160,7 +175,7 @@ def suggest_rule(permission: str, target: str) -> str:
             return f"Bash({target.strip()})"
         return ""
     if permission in ("Write", "Edit"):
-        if any(c in target for c in "*?") or target in ("", "."):
+        if any(c in target for c in "*?") or target in ("", ".") or is_protected(target):
             return ""
         return f"{permission}({target})"
     return ""
@@ -168,9 +183,10 @@ def suggest_rule(permission: str, target: str) -> str:
 
 def _denial_text(answer: ApprovalAnswer, noun: str, target: str) -> str:
     if answer.source == "headless":
+        extra = answer.feedback.strip() or "Only calls allowed by a rule (--allow) can run."
         return (
             f"Denied: no human was available to approve this {noun} ({_short(target)}); "
-            "this run is headless. Only commands allowed by a rule (--allow) can run."
+            f"this run is headless. {extra}"
         )
     if answer.source == "interrupted":
         return f"Interrupted by the user: the {noun} was not run."

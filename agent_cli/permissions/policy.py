@@ -16,6 +16,7 @@ from typing import Literal, cast
 from ..errors import UserError
 from .rules import InvalidRule, Rule, parse_rule
 from .settings import default_settings_path, load_rules, update_rule
+from .shellsplit import parse_command
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 Effect = Literal["allow", "deny"]
@@ -144,7 +145,8 @@ class PermissionPolicy:
 
     def find(self, effect: str, permission: str, target: str) -> RuleEntry | None:
         """The first rule of `effect` that matches a call of kind `permission` on `target`."""
+        cmd = parse_command(target) if permission == "Bash" else None
         for entry in self.rules():
-            if entry.effect == effect and entry.parsed.matches(permission, target, effect):
+            if entry.effect == effect and entry.parsed.matches(permission, target, effect, cmd):
                 return entry
         return None

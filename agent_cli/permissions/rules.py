@@ -58,22 +58,21 @@ class Rule:
             return True
         return effect == "deny" and {self.family, permission} == {"Write", "Edit"}
 
-    def matches(self, permission: str, target: str, effect: str = "allow") -> bool:
-        """Does this rule match a call of kind `permission` on `target` (command or path)?"""
+    def matches(
+        self, permission: str, target: str, effect: str = "allow", cmd: ShellCommand | None = None
+    ) -> bool:
+        """Does this rule match a call of kind `permission` on `target` (command or path)?
+
+        `cmd` may carry parse_command(target) already, when matching many rules.
+        """
         if not self.covers(permission, effect):
             return False
         if self.spec is None:
             return True
         if self.family == "Bash":
-            return self._matches_command(parse_command(target), effect)
+            return self._matches_command(cmd or parse_command(target), effect)
         assert self.path_regex is not None
         return bool(self.path_regex.fullmatch(target))
-
-    def matches_command(self, cmd: ShellCommand, effect: str = "allow") -> bool:
-        """Like matches() for an already parsed command line."""
-        if self.family != "Bash":
-            return False
-        return self.spec is None or self._matches_command(cmd, effect)
 
     def _matches_command(self, cmd: ShellCommand, effect: str) -> bool:
         if effect == "allow":

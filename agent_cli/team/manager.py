@@ -17,6 +17,7 @@ from ..events import MessageEvent, Notice
 from ..names import LEAD, check_name
 from . import plans
 from .framing import inbox_block
+from .status import StatusWriter
 from .teammate import Teammate, render_prompt
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class Team:
         self._state = threading.Condition()
         self._state_gen = 0
         self._lead_seen: set[str] = set()
+        self.status = StatusWriter(runtime.roster, self._warn)
         runtime.gate.plan_gate = self.plan_block
 
     # ---- teammates -------------------------------------------------------------------
@@ -100,6 +102,7 @@ class Team:
             mate.thread.join(max(0.0, deadline - time.monotonic()))
             if mate.thread.is_alive():
                 busy.append(name)
+        self.status.flush(max(0.0, deadline - time.monotonic()))
         return busy
 
     # ---- quiet -----------------------------------------------------------------------
@@ -128,7 +131,7 @@ class Team:
             with self._state:
                 gen = self._state_gen
             if self.is_quiet():
-                return True
+                return self.status.flush(max(0.0, deadline - time.monotonic()))
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
@@ -193,6 +196,9 @@ class Team:
         if delivery.messages:
             self.rt.mail.ack(LEAD, delivery.cursor)
         return inbox_block(shown) if shown else None
+
+    def _warn(self, text: str) -> None:
+        self.rt.events.emit(Notice(agent=LEAD, text=text, level="warning"))
 
     def _mismatch(self, msg: MailMessage) -> str | None:
         """Why a protocol message to the lead does not match its stored request (or None)."""

@@ -190,7 +190,6 @@ class Teammate:
         """Before every model call: take in protocol answers, stop for a shutdown."""
         from ..agent.agent import PreCall
 
-        self.intake.ack()  # what the turn started with is in the conversation now
         if self._sort_inbox():
             return PreCall(stop=STOP_SHUTDOWN)
         notes, self._injections = self._injections, []
@@ -377,20 +376,15 @@ class Teammate:
         if key == self._status:
             return
         self._status = key
-        try:
-            self.rt.roster.update(self.name, status=status, current_task=task_id,
-                                  idle_reason=reason)
-        except (UserError, CorruptFile) as exc:
-            self._warn(f"cannot record {self.name}'s status: {exc}")
+        # "working" is written while the model runs (the wake-up path); others before going on
+        self.team.status.post(self.name, wait=status != "working", status=status,
+                              current_task=task_id, idle_reason=reason)
         self.rt.events.emit(StatusEvent(agent=self.name, status=status, task_id=task_id,
                                         reason=reason))
         self.team.state_changed()
 
     def _record_tokens(self) -> None:
-        try:
-            self.rt.roster.update(self.name, tokens=self.agent.usage.total)
-        except (UserError, CorruptFile, AttributeError):
-            pass
+        self.team.status.post(self.name, tokens=self.agent.usage.total)
 
     def _warn(self, text: str) -> None:
         self.rt.events.emit(Notice(agent=self.name, text=text, level="warning"))

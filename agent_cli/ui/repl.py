@@ -247,6 +247,9 @@ class Repl:
         return patch_stdout(raw=True)
 
     def start(self) -> None:
+        # Attach first: from now on any thread's question waits for the human (nothing is
+        # running yet, so nothing can ask during the start-up question below).
+        self.runtime.broker.attach_ui(self._on_request)
         self.printer.write(render_str(startup.banner(self.runtime, self.lead.agent.model.name),
                                       self.width(), self.color))
         stale = startup.stale_tasks(self.runtime)
@@ -261,7 +264,6 @@ class Repl:
             if yes.strip().lower() in ("y", "yes"):
                 self.printer.write(render_str(startup.release_all(self.runtime, stale),
                                               self.width(), self.color))
-        self.runtime.broker.attach_ui(self._on_request)
 
     def loop(self) -> None:
         pending = ""

@@ -1,0 +1,167 @@
+"""Benchmark of the task board: the cost of a claim, under contention and on a big board.
+
+    python bench/board.py [--json] [--big N]
+
+fsync_write_ms            one atomic, fsync'd write of a task file (temp, fsync, rename): the
+                          floor a claim cannot beat; measured in the same run (median).
+claim_ms_p50              claim(id, owner) on a 100-task board, one thread (median).
+claims_per_s_8_threads    8 threads calling claim_next at once on one board (each claim uses a
+                          fresh owner name, so every claim is one write). Target: >= 40% of
+                          1000 / fsync_write_ms (shown as claims_vs_floor_pct).
+claim_next_ms_10k         claim_next on a 10,000-task board, this process the only writer
+                          (median). Target <= 20.
+claim_next_ms_10k_foreign the same right after another board instance (the same mechanism
+                          another process uses) wrote to the board: the stamp's journal says
+                          which files to re-read (median).
+cold_scan_ms_10k          the first look at a 10,000-task board (parse every file), for scale.
+idle_scan_unchanged_ms    a waiter's check when nothing changed: stamp() compared with the
+                          last value (median). Target <= 0.5.
+snapshot_unchanged_ms     snapshot() when nothing changed (takes the lock), for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from agent_cli.board import Task, TaskBoard
+from agent_cli.fsutil import atomic_write_json, atomic_write_text, utc_now
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def median_ms(fn, runs: int) -> float:
+    return statistics.median(timed(fn) for _ in range(runs))
+
+
+def fsync_write_ms(root: Path) -> float:
+    now = utc_now()
+    sample = Task(id=1, subject="benchmark task", created_at=now, updated_at=now,
+                  status="in_progress", owner="alice", claim_token="0" * 32,
+                  claimed_at=now).to_json()
+    path = root / "task_1.json"
+    return median_ms(lambda: atomic_write_json(path, sample), 100)
+
+
+def claim_ms_p50(root: Path) -> float:
+    board = TaskBoard(root / ".tasks")
+    for i in range(100):
+        board.create(f"task {i}")
+    return statistics.median(timed(lambda i=i: board.claim(i, f"o{i}")) for i in range(1, 101))
+
+
+def claims_per_s_8_threads(root: Path, n: int = 800) -> float:
+    board = TaskBoard(root / ".tasks")
+    write_board(board.dir, n, chained=False)
+    board.snapshot()
+    start = threading.Barrier(9)
+    counts = [0] * 8
+
+    def worker(k: int) -> None:
+        start.wait()
+        seq = 0
+        while board.claim_next(f"t{k}-{seq}").task is not None:
+            seq += 1
+        counts[k] = seq
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    start.wait()
+    began = time.perf_counter()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - began
+    assert sum(counts) == n, counts
+    return sum(counts) / elapsed
+
+
+def write_board(tasks_dir: Path, n: int, chained: bool = True) -> None:
+    """n pending tasks written directly in the on-disk format (no fsync: setup only);
+    `chained`: every third task waits for the one before it."""
+    tasks_dir.mkdir(parents=True, exist_ok=True)
+    now = utc_now()
+    for i in range(1, n + 1):
+        deps = [i - 1] if chained and i % 3 == 0 else []
+        task = Task(id=i, subject=f"task {i}", description="generated", blocked_by=deps,
+                    created_at=now, updated_at=now)
+        atomic_write_json(tasks_dir / f"task_{i}.json", task.to_json(), fsync=False)
+    atomic_write_text(tasks_dir / ".next_id", f"{n + 1}\n", fsync=False)
+
+
+def big_board(root: Path, n: int) -> dict[str, float]:
+    tasks_dir = root / ".tasks"
+    write_board(tasks_dir, n)
+    board = TaskBoard(tasks_dir)
+    cold = timed(board.snapshot)
+    seq = iter(range(10**9))
+    local = median_ms(lambda: board.claim_next(f"b{next(seq)}"), 60)
+    other = TaskBoard(tasks_dir)
+    other.snapshot()
+    foreign = []
+    for _ in range(30):
+        other.claim_next(f"x{next(seq)}")  # a write board does not know about
+        foreign.append(timed(lambda: board.claim_next(f"b{next(seq)}")))
+    stamp_seen = board.stamp()
+    idle = median_ms(lambda: board.stamp() == stamp_seen, 2000)
+    snap = median_ms(board.snapshot, 200)
+    return {
+        "claim_next_ms_10k": local,
+        "claim_next_ms_10k_foreign": statistics.median(foreign),
+        "cold_scan_ms_10k": cold,
+        "idle_scan_unchanged_ms": idle,
+        "snapshot_unchanged_ms": snap,
+    }
+
+
+def run(big: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for sub in ("floor", "claim", "threads", "big"):
+            (root / sub).mkdir()
+        figures = {"fsync_write_ms": fsync_write_ms(root / "floor"),
+                   "claim_ms_p50": claim_ms_p50(root / "claim"),
+                   "claims_per_s_8_threads": claims_per_s_8_threads(root / "threads")}
+        figures.update(big_board(root / "big", big))
+    floor_rate = 1000 / figures["fsync_write_ms"]
+    figures["claims_vs_floor_pct"] = 100 * figures["claims_per_s_8_threads"] / floor_rate
+    return {k: round(v, 4) for k, v in figures.items()}
+
+
+TARGETS = {
+    "claims_vs_floor_pct": (">=", 40.0),
+    "claim_next_ms_10k": ("<=", 20.0),
+    "idle_scan_unchanged_ms": ("<=", 0.5),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--big", type=int, default=10_000, help="size of the big board")
+    args = parser.parse_args()
+    figures = run(args.big)
+    if args.json:
+        print(json.dumps(figures))
+        return
+    print(f"{'figure':<28}{'value':>12}  target")
+    for name, value in figures.items():
+        target = ""
+        if name in TARGETS:
+            op, limit = TARGETS[name]
+            ok = value >= limit if op == ">=" else value <= limit
+            target = f"{op} {limit:g}  {'ok' if ok else 'MISSED'}"
+        print(f"{name:<28}{value:>12.3f}  {target}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""The README's hands-on demo, run as a user would: each prompt is read from README.md itself
+(the ```prompt blocks) and run headless with the demo model in a fresh workdir, then the board
+and the team on disk and in the JSON report are checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_cli.models.demo_intents import DEMO_PROMPTS, parse_intent
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+PROMPT_BLOCK_RE = re.compile(r"^```prompt\n(.*?)\n```$", re.MULTILINE | re.DOTALL)
+QUICK_START = ("pip install . && agent-cli", "pip install '.[test]' && python -m pytest")
+
+
+def readme_prompts() -> list[str]:
+    return [p.strip() for p in PROMPT_BLOCK_RE.findall(README.read_text(encoding="utf-8"))]
+
+
+def prompt_for(scenario: str) -> str:
+    matches = [p for p in readme_prompts() if parse_intent(p).scenario == scenario]
+    assert matches, f"README.md has no demo prompt for {scenario}"
+    return matches[0]
+
+
+def clean_env() -> dict[str, str]:
+    """No credentials (the demo must not need any) and this interpreter's `python` first."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.pop("AGENT_CLI_MODEL", None)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def run_demo(workdir: Path, prompt: str, *allow: str) -> tuple[int, dict, str]:
+    cmd = [sys.executable, "-m", "agent_cli", "-C", str(workdir), "--model", "demo",
+           "-p", prompt, "--wait", "--timeout", "60", "--output-format", "json"]
+    for rule in allow:
+        cmd += ["--allow", rule]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=clean_env(), timeout=120)
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError:
+        pytest.fail(f"no JSON report (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc.returncode, report, proc.stderr
+
+
+def events(workdir: Path) -> list[dict]:
+    path = workdir / ".tasks" / "events.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def by_subject(report: dict) -> dict[str, dict]:
+    return {t["subject"]: t for t in report["tasks"]}
+
+
+def test_readme_keeps_the_quick_start_lines_and_lists_every_demo_prompt():
+    text = README.read_text(encoding="utf-8")
+    for line in QUICK_START:
+        assert f"\n{line}\n" in text
+    assert readme_prompts() == list(DEMO_PROMPTS)
+    for heading in ("## Hands-on demo", "## Use Claude", "## Permissions", "## Files on disk",
+                    "## Command line", "## Architecture", "## Reliability"):
+        assert heading in text
+
+
+def test_every_readme_prompt_is_understood():
+    assert all(parse_intent(p).scenario != "help" for p in readme_prompts())
+
+
+def test_prompt_1_alice_and_bob_auto_claim_and_complete_three_tasks(workdir):
+    code, report, err = run_demo(workdir, prompt_for("board"),
+                                 "Bash(python --version)", "Write(*)")
+    assert code == 0, err
+    tasks = report["tasks"]
+    assert len(tasks) == 3 and all(t["status"] == "completed" for t in tasks), tasks
+    owners = [t["owner"] for t in tasks]
+    assert set(owners) == {"alice", "bob"}, owners
+    claims = {e["task_id"]: e["actor"] for e in events(workdir) if e["action"] == "claimed"}
+    assert sorted(claims) == [t["id"] for t in tasks]
+    assert report["result"].startswith("(demo model)")
+
+
+def test_prompt_4_c_is_completed_after_a_and_b(workdir):
+    code, report, err = run_demo(workdir, prompt_for("abc"), "Write(*)")
+    assert code == 0, err
+    tasks = by_subject(report)
+    a, b, c = (next(t for s, t in tasks.items() if s.startswith(x)) for x in ("A:", "B:", "C:"))
+    assert all(t["status"] == "completed" and t["owner"] for t in (a, b, c))
+    assert sorted(c["blockedBy"]) == sorted([a["id"], b["id"]])
+    log = events(workdir)
+    done_at = {e["task_id"]: i for i, e in enumerate(log) if e["action"] == "completed"}
+    c_claimed = min(i for i, e in enumerate(log)
+                    if e["action"] == "claimed" and e["task_id"] == c["id"])
+    assert done_at[a["id"]] < c_claimed and done_at[b["id"]] < c_claimed < done_at[c["id"]]
+    owners_of_c = {e["actor"] for e in log if e["action"] == "claimed" and e["task_id"] == c["id"]}
+    assert owners_of_c == {c["owner"]}
+    assert "part_a.txt: A is done." in c["result"]
+
+
+@pytest.mark.parametrize("expected", ["42", "43"])
+def test_prompt_5_verify_completes_only_when_the_output_matches(workdir, expected):
+    (workdir / "expected.txt").write_text(expected + "\n")
+    code, report, err = run_demo(workdir, prompt_for("verify"),
+                                 "Bash(python main.py)", "Write(*)")
+    assert code == 0, err
+    assert (workdir / "main.py").read_text() == "print(42)\n"  # created: it was absent
+    assert (workdir / "expected.txt").read_text() == expected + "\n"  # never overwritten
+    tasks = by_subject(report)
+    assert tasks["source"]["status"] == tasks["expected"]["status"] == "completed"
+    verify = tasks["verify"]
+    if expected == "42":
+        assert verify["status"] == "completed"
+        assert "main.py prints 42" in verify["result"]
+    else:
+        assert verify["status"] == "in_progress"
+        assert verify["owner"] in {"reader", "reviewer"}
+        assert verify["result"] is None
+
+
+def test_prompt_6_without_an_allow_rule_notes_md_is_unchanged_and_the_task_held(workdir):
+    (workdir / "NOTES.md").write_text("# Notes\n")
+    code, report, err = run_demo(workdir, prompt_for("plan"))
+    assert code == 0, err
+    assert (workdir / "NOTES.md").read_text() == "# Notes\n"
+    (task,) = report["tasks"]
+    assert (task["status"], task["owner"]) == ("in_progress", "writer")
+    requests = json.loads((workdir / ".team" / "requests.json").read_text())
+    text = json.dumps(requests)
+    assert '"plan_approval"' in text and '"writer"' in text  # she planned before acting
+    writer = next(m for m in report["team"] if m["name"] == "writer")
+    assert writer["require_plan"] is True
