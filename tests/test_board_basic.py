@@ -197,3 +197,17 @@ def test_full_rescan_rereads_a_rewrite_that_looks_unchanged(workdir: Path) -> No
     assert os.stat(path).st_size == st.st_size and os.stat(path).st_ino == st.st_ino
     board.doctor()
     assert board.get(1).owner == "ann"
+
+
+def test_a_damaged_or_deleted_stamp_only_costs_a_rescan(workdir: Path) -> None:
+    mine, other = TaskBoard(workdir / ".tasks"), TaskBoard(workdir / ".tasks")
+    mine.create("a")
+    assert other.get(1).owner is None
+    stamp = mine.dir / ".stamp"
+    stamp.write_bytes(b"\x00garbage")
+    other.claim(1, "bob")
+    assert mine.get(1).owner == "bob"
+    stamp.unlink()
+    other.release(1, "bob")
+    assert mine.get(1).owner is None
+    assert mine.doctor() == []

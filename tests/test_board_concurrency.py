@@ -13,6 +13,8 @@ import threading
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from agent_cli.board import TaskBoard
 
 TIMEOUT = 60
@@ -22,6 +24,8 @@ TIMEOUT = 60
 CLAIMER = r"""
 import json, sys
 from pathlib import Path
+import pytest
+
 from agent_cli.board import TaskBoard
 board = TaskBoard(Path(sys.argv[1]))
 owner = sys.argv[2]
@@ -41,6 +45,8 @@ print(json.dumps(got), flush=True)
 WRITER = r"""
 import random, sys
 from pathlib import Path
+import pytest
+
 from agent_cli.board import TaskBoard
 from agent_cli.errors import Refused
 board = TaskBoard(Path(sys.argv[1]))
@@ -216,6 +222,7 @@ def test_c_goes_to_exactly_one_of_many_racing_claimers(workdir: Path) -> None:
     assert final.owner == won[0]
 
 
+@pytest.mark.slow
 def test_sigkilled_writers_never_break_the_board(workdir: Path) -> None:
     tasks_dir = workdir / ".tasks"
     rng = random.Random(1234)

@@ -76,3 +76,17 @@ def test_help_lists_every_demo_prompt_and_says_it_is_a_demo():
         assert "ANTHROPIC_API_KEY" in text
         for prompt in DEMO_PROMPTS:
             assert prompt in text
+
+
+@pytest.mark.parametrize(
+    ("prompt", "scenario", "names", "message"),
+    [
+        ("Tell writer to retry", "message", ["writer"], "retry"),
+        ("告诉 writer：再试一次", "message", ["writer"], "再试一次"),
+        ("ask alice to shut down", "shutdown", ["alice"], ""),
+        ("tell me what you can do", "help", [], ""),
+    ],
+)
+def test_messages_to_one_teammate(prompt, scenario, names, message):
+    intent = parse_intent(prompt)
+    assert (intent.scenario, intent.names, intent.message) == (scenario, names, message)

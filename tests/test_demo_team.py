@@ -137,3 +137,21 @@ def test_shut_down_alice_uses_the_protocol(session):
     assert rt.roster.get("alice").status == "shutdown"
     assert rt.roster.get("bob").status != "shutdown"
     assert "request_shutdown alice" in texts[0]
+
+
+def test_after_a_denial_the_writer_retries_only_when_messaged(session, workdir):
+    rt = session()
+    human = Human(rt, "deny")
+    try:
+        lead_turns(rt, "Spawn writer with plan approval: she adds a line to NOTES.md")
+        assert not (workdir / "NOTES.md").exists()
+        assert rt.roster.get("writer").current_task is not None  # held, not re-queued
+        human.decision = "allow_once"
+        texts = lead_turns(rt, "Tell writer to retry")
+    finally:
+        human.stop()
+    assert "send_message writer" in texts[0]
+    assert (workdir / "NOTES.md").read_text() == "Reviewed by the team.\n"
+    task = tasks_by_subject(rt)["Add a line to NOTES.md"]
+    assert (task.status, task.owner) == ("completed", "writer")
+    assert [a[1] for a in human.asked] == ["write_file", "write_file"]

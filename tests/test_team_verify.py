@@ -137,3 +137,26 @@ def test_denied_shell_keeps_the_task_with_its_owner_and_reports_to_the_lead(work
     assert not [e for e in rt.board.events() if e["action"] == "released"]
     model.assert_used_up()
     human.close()
+
+
+def test_a_teammate_that_reports_a_denial_itself_gets_no_second_report(workdir, cleanup):
+    model = ScriptedModel({"alice": [
+        Reply(tool_calls=[Call("write_file", {"path": "notes.md", "content": "x"})]),
+        Reply(tool_calls=[Call("send_message", {"to": "lead", "content": "write denied"})]),
+        Reply(text="waiting"),
+    ]})
+    rt = make_runtime(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    human = FakeHuman(rt, lambda req: "deny")
+    task = rt.board.create("write notes")
+    rt.team.spawn("alice", "writer")
+    rec.wait_event("TurnFinished", agent="alice")
+    assert rt.team.wait_quiet(WAIT)
+    assert not (workdir / "notes.md").exists()
+    assert rt.board.get(task.id).owner == "alice"
+    block = rt.team.lead_inbox_block()
+    assert block.count('from="alice" type="message"') == 1
+    assert "write denied" in block
+    assert rt.roster.get("alice").idle_reason.startswith(f"holds #{task.id}: write_file was")
+    human.close()

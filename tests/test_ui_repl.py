@@ -11,7 +11,6 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from agent_cli.models.scripted import Call, Reply, ScriptedModel
-from agent_cli.permissions.broker import ApprovalRequest
 from agent_cli.runtime import Runtime, RuntimeConfig
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.workspace import workspace_tools

@@ -2,7 +2,7 @@
 
 Line 1 is `<epoch>:<seq>`; `seq` grows by one on every board write, `epoch` is random and
 changes only when the file is recreated (so a deleted stamp can never repeat an old value).
-Line 2 is a JSON list of the last RING writes as `[seq, [task ids]]`. The file is rewritten
+Line 2 lists the last RING writes as space-separated `seq:id,id,...` items. The file is rewritten
 in place (see `overwrite_small`), not renamed, to keep a board write close to one fsync.
 
 A writer rewrites the stamp under the board lock *before* it touches any task file
@@ -13,7 +13,6 @@ with a seq > seq0; when the ring no longer reaches back that far, it rescans the
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from pathlib import Path
 
 from ..errors import StorageError
 
-RING = 256
+RING = 128
 
 
 @dataclass(frozen=True)
@@ -76,15 +75,20 @@ def read_journal(path: Path) -> Journal | None:
     try:
         head, _, body = text.partition("\n")
         epoch, seq_text = head.split(":")
-        recent = tuple((int(s), tuple(int(i) for i in ids)) for s, ids in json.loads(body or "[]"))
-        return Journal(epoch, int(seq_text), recent)
-    except (ValueError, TypeError):
+        recent = []
+        for item in body.split():
+            seq, _, ids = item.partition(":")
+            recent.append((int(seq), tuple(int(i) for i in ids.split(",") if i)))
+        if not epoch or not text.endswith("\n"):
+            return None
+        return Journal(epoch, int(seq_text), tuple(recent))
+    except ValueError:
         return None
 
 
 def write_journal(path: Path, journal: Journal) -> None:
     """Rewrite the stamp file in place (see overwrite_small)."""
-    body = json.dumps([[s, list(ids)] for s, ids in journal.recent], separators=(",", ":"))
+    body = " ".join(f"{s}:{','.join(map(str, ids))}" for s, ids in journal.recent)
     overwrite_small(path, f"{journal.stamp}\n{body}\n".encode())
 
 

@@ -160,6 +160,14 @@ def validation_message(exc: ValidationError) -> str:
 def parse_task(raw: bytes, expected_id: int | None) -> Task:
     """Parse one task file's bytes; ValueError with a one-line reason when it is not a task."""
     try:
+        task = Task.model_validate_json(raw)  # fast path; the slow one explains failures
+    except ValidationError:
+        task = None
+    if task is not None:
+        if expected_id is not None and task.id != expected_id:
+            raise ValueError(f"file holds id {task.id}, its name says {expected_id}")
+        return task
+    try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 text ({exc.reason})") from None

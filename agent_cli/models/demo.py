@@ -30,8 +30,6 @@ from .demo_convo import Reply, find_blocks, message_text, pairs_since
 from .demo_lead import lead_reply, new_tool_id
 from .demo_teammate import current_task, teammate_reply
 
-NOTICE = "offline demo model — set ANTHROPIC_API_KEY to use Claude"
-
 
 class DemoModel:
     """The offline demo model. `pace_s` spaces the streamed chunks so the demo reads like a

@@ -13,7 +13,7 @@ from typing import Literal
 
 from .demo_convo import language
 
-Scenario = Literal["board", "coder", "abc", "verify", "plan", "shutdown", "help"]
+Scenario = Literal["board", "coder", "abc", "verify", "plan", "shutdown", "message", "help"]
 
 DEMO_PROMPTS: tuple[str, ...] = (
     "Create 3 tasks on the board, then spawn alice and bob. Watch them auto-claim.",
@@ -23,6 +23,13 @@ DEMO_PROMPTS: tuple[str, ...] = (
     "Check whether main.py's output matches expected.txt",
     "Spawn writer with plan approval: she adds a line to NOTES.md",
     "Shut down alice",
+)
+# Understood too, but not a scenario of its own in the README.
+EXTRA_PROMPTS: tuple[str, ...] = ("Tell writer to retry",)
+MESSAGE_RE = re.compile(
+    r"^\s*(?:tell|ask|message)\s+([a-z][a-z0-9_-]{0,31})\b[\s,:]*(?:to\s+)?(.+)$"
+    r"|^\s*(?:告诉|通知|让)\s*([a-z][a-z0-9_-]{0,31})\s*[，,:：]?\s*(.+)$",
+    re.IGNORECASE | re.DOTALL,
 )
 
 # A slug standing alone: "bob." at a sentence end counts, "notes.md" does not.
@@ -36,7 +43,7 @@ NOT_NAMES = {
     "of", "two", "three", "new", "named", "called", "who", "by", "for", "plan", "approval",
     "she", "he", "they", "adds", "add", "line", "all", "everyone", "team", "too", "also",
     "md", "py", "txt", "after", "before", "creating", "making", "make", "some", "auto-claim",
-    "autoclaim", "done", "finish", "complete", "up", "go", "see",
+    "autoclaim", "done", "finish", "complete", "up", "go", "see", "me", "us", "you",
 }
 SENTENCE_END_RE = re.compile(r"[.。!?！？;；](?:\s|$)|[。！？；]")
 NUMBER_WORDS = {
@@ -63,6 +70,7 @@ class Intent:
     lang: str = "en"
     names: list[str] = field(default_factory=list)
     count: int = 3
+    message: str = ""
 
 
 def mentioned_names(text: str, after: re.Pattern[str] | None = None) -> list[str]:
@@ -93,6 +101,14 @@ def parse_intent(text: str) -> Intent:
     """Map a user prompt to one demo scenario; anything unrecognised is 'help'."""
     lang = language(text)
     low = text.lower()
+    m = MESSAGE_RE.match(text)
+    if m:
+        name = (m.group(1) or m.group(3)).lower()
+        body = (m.group(2) or m.group(4)).strip()
+        if name not in NOT_NAMES and body:
+            if SHUTDOWN_RE.search(body.lower()):
+                return Intent("shutdown", lang, [name])
+            return Intent("message", lang, [name], message=body)
     if SHUTDOWN_RE.search(low):
         names = mentioned_names(low, SHUTDOWN_RE)
         return Intent("shutdown", lang, names) if names else Intent("help", lang)
@@ -117,7 +133,7 @@ def _two_names(low: str) -> list[str]:
 
 
 def help_text(lang: str = "en") -> str:
-    prompts = "\n".join(f"  {i}. {p}" for i, p in enumerate(DEMO_PROMPTS, 1))
+    prompts = "\n".join(f"  {i}. {p}" for i, p in enumerate(DEMO_PROMPTS + EXTRA_PROMPTS, 1))
     if lang == "zh":
         return (
             "(demo model) 我是离线演示模型，不是 Claude：我只认识下面这些演示指令（及相近说法），"

@@ -252,6 +252,10 @@ def shutdown_ask(turn: LeadTurn):
     return [("request_shutdown", {"name": n}) for n in turn.intent.names]
 
 
+def message_send(turn: LeadTurn):
+    return [("send_message", {"to": n, "content": turn.intent.message}) for n in turn.intent.names]
+
+
 SCENARIOS: dict[str, list[Phase]] = {
     "board": [board_create, board_spawn],
     "coder": [coder_first, coder_second, coder_spawn],
@@ -259,6 +263,7 @@ SCENARIOS: dict[str, list[Phase]] = {
     "verify": [verify_look, verify_files, verify_first, verify_last, verify_spawn],
     "plan": [plan_create, plan_spawn],
     "shutdown": [shutdown_ask],
+    "message": [message_send],
     "help": [],
 }
 
@@ -299,7 +304,7 @@ def _narrate(calls: list[tuple[str, dict[str, Any]]], lang: str) -> str:
 
 
 def call_label(name: str, args: dict[str, Any]) -> str:
-    key = (args.get("subject") or args.get("name") or args.get("path")
+    key = (args.get("subject") or args.get("name") or args.get("to") or args.get("path")
            or args.get("command") or args.get("request_id") or "")
     return f"{name} {key}".strip()
 
@@ -313,11 +318,9 @@ def closing_text(turn: LeadTurn, user_text: str) -> str:
         lines.append("收件箱：" if zh else "Inbox:")
         lines.extend(f"- {i.sender} ({i.kind}): {first_line(i.content, 160)}" for i in turn.inbox)
     if turn.intent.scenario == "help" and not pairs:
-        if turn.inbox and not user_text:
+        if turn.inbox and not user_text:  # a turn that only delivers the inbox
             return "(demo model) " + "\n".join(lines)
-        return "\n".join([*lines, help_text(turn.intent.lang)]) if lines else help_text(
-            turn.intent.lang
-        )
+        return "\n".join([help_text(turn.intent.lang), *lines])
     if pairs:
         lines.append("我实际做了这些：" if zh else "What I did (tool results as returned):")
     for pair in pairs:

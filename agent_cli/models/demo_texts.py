@@ -79,6 +79,7 @@ HINTS_EN = {
     "you: 1/2/3.",
     "shutdown": "{names} answer after the current step, release any task they hold and stop; "
     "/team shows them as shutdown.",
+    "message": "{names} wakes up at once with the message and goes on with the task it holds.",
 }
 
 HINTS_ZH = {
@@ -93,6 +94,7 @@ HINTS_ZH = {
     "plan": "writer 认领任务后必须先提交计划；计划到达我的收件箱后"
     "（随便输入一句，例如“看看收件箱”）我来审批。写 NOTES.md 仍然要你按 1/2/3 确认。",
     "shutdown": "{names} 会在当前步骤结束后答复、释放手上的任务并停止；/team 显示为 shutdown。",
+    "message": "{names} 收到消息后立即醒来，继续手上的任务。",
 }
 
 

@@ -77,6 +77,7 @@ class Teammate:
             self._injections.append(labelled(LEAD, "message", prompt))
         self._shutdown_msg: MailMessage | None = None
         self._denial: str | None = None
+        self._reported = False  # the lead was told about the denial during this turn
         self._status: tuple | None = None
         self._idle_stamps: tuple | None = None  # (board, inbox, watching board) while waiting
         self._watch_board = True
@@ -146,6 +147,11 @@ class Teammate:
         if decision.message:
             self._denial += f" ({decision.message.splitlines()[0][:120]})"
 
+    def note_sent(self, to: str) -> None:
+        """Called by send_message: a teammate that told the lead itself gets no host report."""
+        if to == LEAD and self._denial:
+            self._reported = True
+
     def refresh_task(self) -> None:
         """Re-read the held task after a claim/complete/plan made through a tool."""
         held = self._held()
@@ -167,7 +173,7 @@ class Teammate:
 
     def _work(self, content: list[str]) -> bool:
         """One turn with the injected content; False when the thread must end."""
-        self._denial = None
+        self._denial, self._reported = None, False
         held = self._held()
         self._set_status("working", held.id if held else None, "")
         result = self.agent.run_turn(content, pre_call=self._pre_call)
@@ -182,7 +188,7 @@ class Teammate:
             self._fail(f"model error ({kind}): {err}" if err else "model error")
             return False
         held = self._held()
-        if held is not None and self._denial:
+        if held is not None and self._denial and not self._reported:
             self._report_hold(held)
         return True
 

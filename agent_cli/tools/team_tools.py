@@ -103,6 +103,9 @@ def _send(args: SendMessageInput, ctx: ToolContext) -> str:
     rt.mail.send(ctx.agent, args.to, args.content, "message")
     rt.events.emit(MessageEvent(agent=ctx.agent, to=args.to, msg_type="message",
                                 preview=args.content[:120]))
+    tm = rt.team.teammate(ctx.agent)
+    if tm is not None:
+        tm.note_sent(args.to)
     return f"sent to {args.to}"
 
 

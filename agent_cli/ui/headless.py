@@ -57,31 +57,42 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
     """One lead turn with `args.prompt`; --wait for a quiet team; print; exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
-    deadline = time.monotonic() + float(getattr(args, "timeout", 600.0) or 600.0)
+    limit = float(getattr(args, "timeout", 600.0) or 600.0)
+    deadline = time.monotonic() + limit
     denials = HeadlessDenials(runtime.broker)
     denials.attach()
     lead = runtime.team.make_lead()
+    quiet = False
     try:
         result, finished = _lead_turn(runtime, lead, args.prompt, deadline)
         quiet = finished
         if finished and getattr(args, "wait", False):
             quiet = runtime.team.wait_quiet(max(0.0, deadline - time.monotonic()))
         report = build_report(runtime, lead, result, denials.snapshot())
-        timed_out = not quiet
-        if timed_out:
+        if not quiet:
             report["timed_out"] = True
             report["still_running"] = still_running(runtime, lead_busy=not finished)
         _print(report, getattr(args, "output_format", "text"), out, err)
     finally:
+        if not quiet:
+            stop_teammates(runtime)  # out of time (or failing): do not wait for their work
         busy = runtime.close(5.0)
         runtime.broker.detach_ui()
     if busy:
         err.write(f"agent-cli: still busy at exit: {', '.join(busy)}\n")
-    if timed_out:
-        err.write(f"agent-cli: timed out after {args.timeout:g}s; still running: "
+    if not quiet:
+        err.write(f"agent-cli: timed out after {limit:g}s; still running: "
                   f"{', '.join(report['still_running']) or 'nothing'}\n")
         return 1
     return 1 if result is not None and result.stop_reason == "error" else 0
+
+
+def stop_teammates(runtime: Any) -> None:
+    """Interrupt every running teammate's turn so the shutdown that follows is quick."""
+    for name in runtime.team.running():
+        mate = runtime.team.teammate(name)
+        if mate is not None:
+            mate.agent.interrupt()
 
 
 def _lead_turn(runtime: Any, lead: Any, prompt: str, deadline: float) -> tuple[Any, bool]:

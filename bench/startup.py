@@ -1,0 +1,86 @@
+"""startup_ms: time from launching `python -m agent_cli --model demo` in a pseudo-terminal to
+the first prompt on screen (median of several runs; target <= 400 ms). Also checks that the
+anthropic SDK is not imported when the demo model is used.
+
+    python bench/startup.py [--runs 7] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pexpect
+
+TARGET_MS = 400.0
+# Bracketed-paste mode is switched on when the prompt application starts drawing.
+PROMPT_READY = "\x1b[?2004h"
+LAUNCHER = """
+import atexit, runpy, sys
+path = sys.argv[1]
+atexit.register(lambda: open(path, "w").write(
+    "yes" if "anthropic" in sys.modules else "no"))
+sys.argv = ["agent-cli"] + sys.argv[2:]
+runpy.run_module("agent_cli", run_name="__main__")
+"""
+
+
+def one_run(workdir: Path, model: str, flag_file: Path) -> tuple[float, bool]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
+    env.update({"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1"})
+    start = time.perf_counter()
+    child = pexpect.spawn(
+        sys.executable,
+        ["-c", LAUNCHER, str(flag_file), "--model", model, "-C", str(workdir)],
+        env=env, dimensions=(40, 120), encoding="utf-8", timeout=20,
+    )
+    child.expect_exact(PROMPT_READY)
+    elapsed_ms = (time.perf_counter() - start) * 1000
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    return elapsed_ms, flag_file.read_text() == "yes"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--model", default="demo")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args()
+    times: list[float] = []
+    imported = False
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.runs + 1):  # the first run warms the bytecode cache
+            workdir = Path(tmp) / f"w{i}"
+            workdir.mkdir()
+            ms, anthropic = one_run(workdir, args.model, Path(tmp) / f"flag{i}")
+            imported = imported or anthropic
+            if i:
+                times.append(ms)
+    result = {
+        "startup_ms": round(statistics.median(times), 1),
+        "min_ms": round(min(times), 1),
+        "max_ms": round(max(times), 1),
+        "runs": len(times),
+        "model": args.model,
+        "target_ms": TARGET_MS,
+        "anthropic_imported": imported,
+    }
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"startup_ms (median of {len(times)}): {result['startup_ms']} "
+              f"[min {result['min_ms']}, max {result['max_ms']}], target <= {TARGET_MS:.0f}")
+        print(f"anthropic imported with the {args.model} model: {imported}")
+    return 1 if imported and args.model == "demo" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Headless `agent-cli -p`: run as a real process with a scripted model; JSON and text output,
+denials reported, a timeout exits non-zero naming what still ran, the team shut down."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = {
+    "lead": [
+        {"text": "Planning.", "tool_calls": [
+            {"name": "create_task", "input": {"subject": "say hello"}},
+            {"name": "spawn_teammate", "input": {"name": "alice", "role": "tester"}}]},
+        {"text": "Task 1 is planned; alice takes it."},
+    ],
+    "alice": [
+        {"text": "Running.", "tool_calls": [
+            {"name": "shell", "input": {"command": "echo hello-from-alice"}}]},
+        {"text": "Ran it."},
+    ],
+}
+
+
+def run_cli(
+    workdir: Path, script: dict, *args: str, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    path = workdir.parent / "script.json"
+    path.write_text(json.dumps(script), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
+    return subprocess.run(
+        [sys.executable, "-m", "agent_cli", "--model", f"script:{path}", "-C", str(workdir),
+         *args],
+        capture_output=True, text=True, timeout=timeout, env=env,
+    )
+
+
+def test_wait_json_returns_board_team_usage_and_denials(workdir: Path) -> None:
+    proc = run_cli(workdir, SCRIPT, "-p", "plan it", "--wait", "--timeout", "30",
+                   "--output-format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["result"] == "Task 1 is planned; alice takes it."
+    assert [t["subject"] for t in report["tasks"]] == ["say hello"]
+    assert report["tasks"][0]["owner"] == "alice"
+    assert [m["name"] for m in report["team"]] == ["alice"]
+    assert report["usage"]["total_tokens"] >= report["usage"]["lead"]["total_tokens"] > 0
+    # Nobody could approve alice's command: denied and reported with the rule that allows it.
+    assert report["denials"] == [{"agent": "alice", "tool": "shell",
+                                  "target": "echo hello-from-alice",
+                                  "rule": "Bash(echo hello-from-alice)", "purpose": ""}]
+
+
+def test_allow_rule_lets_the_command_run(workdir: Path) -> None:
+    proc = run_cli(workdir, SCRIPT, "-p", "plan it", "--wait", "--timeout", "30",
+                   "--allow", "Bash(echo hello-from-alice)")
+    assert proc.returncode == 0, proc.stderr
+    assert "Task 1 is planned" in proc.stdout
+    assert "#1 [in_progress] @alice say hello" in proc.stdout
+    assert "denied" not in proc.stderr
+    audit = (workdir / ".team" / "audit.jsonl").read_text(encoding="utf-8")
+    assert "hello-from-alice" in audit
+
+
+def test_timeout_exits_non_zero_and_says_what_still_runs(workdir: Path) -> None:
+    slow = dict(SCRIPT)
+    slow["alice"] = [
+        {"text": "Waiting.", "tool_calls": [{"name": "shell", "input": {"command": "sleep 20"}}]},
+        {"text": "Done."},
+    ]
+    proc = run_cli(workdir, slow, "-p", "plan it", "--wait", "--timeout", "2",
+                   "--allow", "Bash(sleep 20)", "--output-format", "json")
+    assert proc.returncode == 1
+    assert "timed out after 2s; still running: alice" in proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["timed_out"] is True and report["still_running"][0].startswith("alice")
+
+
+def test_without_wait_prints_the_lead_text_only(workdir: Path) -> None:
+    script = {"lead": [{"text": "Just **one** answer."}]}
+    proc = run_cli(workdir, script, "-p", "hi")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Just **one** answer."
