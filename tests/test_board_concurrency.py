@@ -76,12 +76,20 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def spawn(script: str, *args: str) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", script, *args], stdin=subprocess.PIPE,
+def start(script: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", script, *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+
+
+def ready(proc: subprocess.Popen) -> subprocess.Popen:
+    """Block until the process says it is ready (its first line), then return it."""
     line = proc.stdout.readline()
     assert line == "ready\n", proc.stderr.read()
     return proc
+
+
+def spawn(script: str, *args: str) -> subprocess.Popen:
+    return ready(start(script, *args))
 
 
 def fill(board: TaskBoard, n: int) -> None:
@@ -157,7 +165,9 @@ def test_four_processes_and_eight_threads_claim_together(workdir: Path) -> None:
     tasks_dir = workdir / ".tasks"
     board = TaskBoard(tasks_dir)
     fill(board, 200)
-    procs = {f"p{i}": spawn(CLAIMER, str(tasks_dir), f"p{i}") for i in range(4)}
+    procs = {f"p{i}": start(CLAIMER, str(tasks_dir), f"p{i}") for i in range(4)}
+    for proc in procs.values():
+        ready(proc)
     start = threading.Barrier(9)
     claimed, errors, threads = run_threads([board] * 8, start)
     for proc in procs.values():
@@ -195,7 +205,7 @@ def test_c_goes_to_exactly_one_of_many_racing_claimers(workdir: Path) -> None:
     for owner, tid in first.items():
         board.complete(tid, owner, board.get(tid).claim_token, "ok")
     # six threads and three processes race for C
-    procs = [spawn(CLAIMER, str(board.dir), f"p{i}") for i in range(3)]
+    procs = [ready(p) for p in [start(CLAIMER, str(board.dir), f"p{i}") for i in range(3)]]
     racers = threading.Barrier(6)
     won: list[str] = []
 
@@ -227,7 +237,7 @@ def test_sigkilled_writers_never_break_the_board(workdir: Path) -> None:
     tasks_dir = workdir / ".tasks"
     rng = random.Random(1234)
     for round_no in range(30):
-        writers = [spawn(WRITER, str(tasks_dir), str(k)) for k in range(2)]
+        writers = [ready(p) for p in [start(WRITER, str(tasks_dir), str(k)) for k in range(2)]]
         # let them run a random while, then kill each mid-flight
         threading.Event().wait(rng.uniform(0.0, 0.08))
         for proc in writers:

@@ -12,7 +12,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from ..errors import NotFound, Refused
+from ..errors import CorruptFile, NotFound, Refused
 from ..events import MessageEvent, Notice
 from ..names import LEAD, check_name
 from . import plans
@@ -193,7 +193,7 @@ class Team:
                                            text=f"rejected {msg.type} from {msg.sender}: {why}"))
                 continue
             shown.append(msg)
-        if delivery.messages:
+        if delivery.cursor > self.rt.mail.cursor(LEAD):  # also skips quarantined lines
             self.rt.mail.ack(LEAD, delivery.cursor)
         return inbox_block(shown) if shown else None
 
@@ -208,6 +208,8 @@ class Team:
             req = self.rt.protocols.get(msg.request_id or "")
         except NotFound:
             return f"no request {msg.request_id}"
+        except CorruptFile as exc:
+            return f"cannot check it: {exc}"
         want = "shutdown" if msg.type == "shutdown_response" else "plan_approval"
         if req.kind != want:
             return f"request {req.id} is a {req.kind} request"

@@ -306,7 +306,7 @@ class Teammate:
     def _accept_shutdown(self, msg: MailMessage) -> bool:
         try:
             self.rt.protocols.resolve(msg.request_id, "shutdown", self.name, msg.sender, True,
-                                      resolution="shutting down")
+                                      resolution="shutting down", response_id=msg.id)
         except (UserError, CorruptFile) as exc:
             self._warn(f"{self.name} ignored a shutdown_request from {msg.sender}: {exc}")
             return False
