@@ -45,9 +45,16 @@ def median_ms(fn, runs: int) -> float:
 
 def fsync_write_ms(root: Path) -> float:
     now = utc_now()
-    sample = Task(id=1, subject="benchmark task", created_at=now, updated_at=now,
-                  status="in_progress", owner="alice", claim_token="0" * 32,
-                  claimed_at=now).to_json()
+    sample = Task(
+        id=1,
+        subject="benchmark task",
+        created_at=now,
+        updated_at=now,
+        status="in_progress",
+        owner="alice",
+        claim_token="0" * 32,
+        claimed_at=now,
+    ).to_json()
     path = root / "task_1.json"
     return median_ms(lambda: atomic_write_json(path, sample), 100)
 
@@ -92,8 +99,14 @@ def write_board(tasks_dir: Path, n: int, chained: bool = True) -> None:
     now = utc_now()
     for i in range(1, n + 1):
         deps = [i - 1] if chained and i % 3 == 0 else []
-        task = Task(id=i, subject=f"task {i}", description="generated", blocked_by=deps,
-                    created_at=now, updated_at=now)
+        task = Task(
+            id=i,
+            subject=f"task {i}",
+            description="generated",
+            blocked_by=deps,
+            created_at=now,
+            updated_at=now,
+        )
         atomic_write_json(tasks_dir / f"task_{i}.json", task.to_json(), fsync=False)
     atomic_write_text(tasks_dir / ".next_id", f"{n + 1}\n", fsync=False)
 
@@ -128,9 +141,11 @@ def run(big: int) -> dict[str, float]:
         root = Path(tmp)
         for sub in ("floor", "claim", "threads", "big"):
             (root / sub).mkdir()
-        figures = {"fsync_write_ms": fsync_write_ms(root / "floor"),
-                   "claim_ms_p50": claim_ms_p50(root / "claim"),
-                   "claims_per_s_8_threads": claims_per_s_8_threads(root / "threads")}
+        figures = {
+            "fsync_write_ms": fsync_write_ms(root / "floor"),
+            "claim_ms_p50": claim_ms_p50(root / "claim"),
+            "claims_per_s_8_threads": claims_per_s_8_threads(root / "threads"),
+        }
         figures.update(big_board(root / "big", big))
     floor_rate = 1000 / figures["fsync_write_ms"]
     figures["claims_vs_floor_pct"] = 100 * figures["claims_per_s_8_threads"] / floor_rate

@@ -37,9 +37,13 @@ HOSTILE = ["../x", "/etc", "", "Alice", "a\x00b", "x" * 40, "bob smith", ".hidde
 @pytest.mark.parametrize("name", HOSTILE)
 def test_hostile_owner_names_are_refused_and_change_nothing(board: TaskBoard, name) -> None:
     before = files(board.dir)
-    for call in (lambda: board.claim_next(name), lambda: board.claim(2, name),
-                 lambda: board.complete(1, name, token(board, 1), "x"),
-                 lambda: board.release(1, name), lambda: board.create("x", actor=name)):
+    for call in (
+        lambda: board.claim_next(name),
+        lambda: board.claim(2, name),
+        lambda: board.complete(1, name, token(board, 1), "x"),
+        lambda: board.release(1, name),
+        lambda: board.create("x", actor=name),
+    ):
         with pytest.raises(InvalidName, match="invalid (owner|actor)"):
             call()
     assert files(board.dir) == before
@@ -49,16 +53,22 @@ def test_hostile_owner_names_are_refused_and_change_nothing(board: TaskBoard, na
     ("action", "error", "message"),
     [
         (lambda b: b.update(1, add_blocked_by=[3]), Refused, "task 1 is in_progress"),
-        (lambda b: b.update(2, add_blocked_by=[3]), Refused,
-         r"blocking #2 on #3 would make a cycle: #2 -> #3 -> #2"),
+        (
+            lambda b: b.update(2, add_blocked_by=[3]),
+            Refused,
+            r"blocking #2 on #3 would make a cycle: #2 -> #3 -> #2",
+        ),
         (lambda b: b.update(3, add_blocked_by=[3]), Refused, "task 3 cannot be blocked by itself"),
         (lambda b: b.update(3, add_blocked_by=[99]), NotFound, "no task 99"),
         (lambda b: b.create("D", blocked_by=[1, 42]), NotFound, "no task 42"),
         (lambda b: b.create("   "), UserError, "task subject is empty"),
         (lambda b: b.create("two\nlines"), UserError, "one line"),
         (lambda b: b.create("v", verify={"command": ""}), UserError, "invalid verify"),
-        (lambda b: b.create("v", verify={"command": "ls", "expected_stdout_file": "../x"}),
-         UserError, "inside the workdir"),
+        (
+            lambda b: b.create("v", verify={"command": "ls", "expected_stdout_file": "../x"}),
+            UserError,
+            "inside the workdir",
+        ),
         (lambda b: b.claim(99, "bob"), NotFound, "no task 99"),
         (lambda b: b.claim(0, "bob"), UserError, "invalid task id 0"),
         (lambda b: b.claim(2, "bob"), Refused, "task 2 is blocked by #1"),
@@ -106,18 +116,35 @@ CORRUPT = {
     "not utf-8": b"\xff\xfe{}",
     "an array": b"[1, 2]",
     "missing fields": b'{"id": 4}',
-    "unknown status": json.dumps({"id": 4, "subject": "s", "status": "done",
-                                  "created_at": "t", "updated_at": "t"}).encode(),
-    "unknown field": json.dumps({"id": 4, "subject": "s", "ownr": "bob",
-                                 "created_at": "t", "updated_at": "t"}).encode(),
-    "id mismatch": json.dumps({"id": 5, "subject": "s", "created_at": "t",
-                               "updated_at": "t"}).encode(),
-    "in_progress without token": json.dumps({"id": 4, "subject": "s", "status": "in_progress",
-                                             "owner": "bob", "created_at": "t",
-                                             "updated_at": "t"}).encode(),
-    "hostile owner": json.dumps({"id": 4, "subject": "s", "status": "completed",
-                                 "owner": "../etc", "created_at": "t",
-                                 "updated_at": "t"}).encode(),
+    "unknown status": json.dumps(
+        {"id": 4, "subject": "s", "status": "done", "created_at": "t", "updated_at": "t"}
+    ).encode(),
+    "unknown field": json.dumps(
+        {"id": 4, "subject": "s", "ownr": "bob", "created_at": "t", "updated_at": "t"}
+    ).encode(),
+    "id mismatch": json.dumps(
+        {"id": 5, "subject": "s", "created_at": "t", "updated_at": "t"}
+    ).encode(),
+    "in_progress without token": json.dumps(
+        {
+            "id": 4,
+            "subject": "s",
+            "status": "in_progress",
+            "owner": "bob",
+            "created_at": "t",
+            "updated_at": "t",
+        }
+    ).encode(),
+    "hostile owner": json.dumps(
+        {
+            "id": 4,
+            "subject": "s",
+            "status": "completed",
+            "owner": "../etc",
+            "created_at": "t",
+            "updated_at": "t",
+        }
+    ).encode(),
 }
 
 
@@ -157,9 +184,17 @@ def test_broken_graph_on_disk_is_reported_not_silently_blocked(workdir: Path) ->
     tasks.mkdir()
 
     def put(tid: int, deps: list[int]) -> None:
-        (tasks / f"task_{tid}.json").write_text(json.dumps(
-            {"id": tid, "subject": f"t{tid}", "blockedBy": deps,
-             "created_at": "t", "updated_at": "t"}))
+        (tasks / f"task_{tid}.json").write_text(
+            json.dumps(
+                {
+                    "id": tid,
+                    "subject": f"t{tid}",
+                    "blockedBy": deps,
+                    "created_at": "t",
+                    "updated_at": "t",
+                }
+            )
+        )
 
     put(1, [2])
     put(2, [1])

@@ -18,8 +18,11 @@ def board(workdir: Path) -> TaskBoard:
 
 
 def test_task_file_uses_the_on_disk_contract(board: TaskBoard) -> None:
-    task = board.create("Write the parser", "lexer and parser", verify={"command": "echo 42",
-                                                                          "expected_stdout": "42"})
+    task = board.create(
+        "Write the parser",
+        "lexer and parser",
+        verify={"command": "echo 42", "expected_stdout": "42"},
+    )
     data = json.loads((board.dir / f"task_{task.id}.json").read_text())
     assert data["id"] == 1 and data["status"] == "pending" and data["owner"] is None
     assert data["blockedBy"] == [] and data["claim_token"] is None and data["result"] is None
@@ -106,9 +109,14 @@ def test_every_change_is_in_the_event_log(board: TaskBoard) -> None:
     board.claim(2, "bob")
     board.release(2, "bob", "stopped")
     actions = [(e["action"], e["task_id"], e["actor"]) for e in board.events()]
-    assert actions == [("created", 1, "lead"), ("claimed", 1, "alice"),
-                       ("completed", 1, "alice"), ("created", 2, "lead"),
-                       ("claimed", 2, "bob"), ("released", 2, "bob")]
+    assert actions == [
+        ("created", 1, "lead"),
+        ("claimed", 1, "alice"),
+        ("completed", 1, "alice"),
+        ("created", 2, "lead"),
+        ("claimed", 2, "bob"),
+        ("released", 2, "bob"),
+    ]
     assert all("time" in e and "details" in e for e in board.events())
 
 

@@ -17,8 +17,13 @@ from agent_cli.cli import main
 def run(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     src = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "agent_cli", "-C", str(workdir), "tasks", *args],
-                          capture_output=True, text=True, timeout=60, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "agent_cli", "-C", str(workdir), "tasks", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
 
 
 @pytest.fixture
@@ -43,8 +48,17 @@ def test_a_whole_session_from_the_command_line(workdir: Path) -> None:
     r = run(workdir, "claim", "--as", "alice", "--json")
     claimed = json.loads(r.stdout)
     assert claimed["id"] == 1 and claimed["owner"] == "alice" and claimed["claim_token"]
-    r = run(workdir, "complete", "1", "--as", "alice", "--token", claimed["claim_token"],
-            "--result", "parser done")
+    r = run(
+        workdir,
+        "complete",
+        "1",
+        "--as",
+        "alice",
+        "--token",
+        claimed["claim_token"],
+        "--result",
+        "parser done",
+    )
     assert (r.returncode, r.stdout) == (0, "#1 completed by alice\n")
     r = run(workdir, "show", "1", "--json")
     assert json.loads(r.stdout)["result"] == "parser done"
@@ -91,8 +105,10 @@ def test_corrupt_file_gets_an_error_row_and_doctor_fails(cli, workdir: Path) -> 
     assert [t["id"] for t in json.loads(out)] == [1] and str(bad) in err
     code, out, _ = cli("doctor")
     assert code == 1
-    assert out.splitlines() == [f"#2 {bad}: not valid JSON (Expecting property name enclosed "
-                                "in double quotes at line 1)", "1 problem on the board"]
+    assert out.splitlines() == [
+        f"#2 {bad}: not valid JSON (Expecting property name enclosed in double quotes at line 1)",
+        "1 problem on the board",
+    ]
     assert bad.read_text() == "{not json"
     bad.unlink()
     assert cli("doctor")[:2] == (0, "board OK: 1 task, no problems\n")
@@ -113,8 +129,11 @@ def test_corrupt_file_gets_an_error_row_and_doctor_fails(cli, workdir: Path) -> 
         (["release", "1", "--as", "bob"], 4, "task 1 is owned by alice"),
         (["add", "x", "--blocked-by", "7"], 3, "no task 7"),
         (["add", ""], 2, "task subject is empty"),
-        (["add", "x", "--expect-stdout", "42"], 2,
-         "--expect-stdout/--expect-stdout-file need --verify-command"),
+        (
+            ["add", "x", "--expect-stdout", "42"],
+            2,
+            "--expect-stdout/--expect-stdout-file need --verify-command",
+        ),
     ],
 )
 def test_refusals_exit_non_zero_with_one_line(cli, workdir: Path, args, code, message) -> None:
@@ -147,12 +166,24 @@ def test_claim_prints_id_and_token_and_release_frees_it(cli, workdir: Path) -> N
 
 
 def test_add_with_verify_and_show(cli) -> None:
-    code, out, _ = cli("add", "Answer", "--verify-command", "python answer.py",
-                       "--expect-stdout", "42", "--expect-exit", "0")
+    code, out, _ = cli(
+        "add",
+        "Answer",
+        "--verify-command",
+        "python answer.py",
+        "--expect-stdout",
+        "42",
+        "--expect-exit",
+        "0",
+    )
     assert (code, out) == (0, "1\n")
     data = json.loads(cli("show", "1", "--json")[1])
-    assert data["verify"] == {"command": "python answer.py", "expected_stdout": "42",
-                              "expected_stdout_file": None, "expected_exit_code": 0}
+    assert data["verify"] == {
+        "command": "python answer.py",
+        "expected_stdout": "42",
+        "expected_stdout_file": None,
+        "expected_exit_code": 0,
+    }
     text = cli("show", "1")[1]
     assert "verify:      python answer.py  (expects stdout '42', exit 0)" in text
 
@@ -174,9 +205,27 @@ def test_racing_cli_processes_claim_c_exactly_once(workdir: Path) -> None:
     board.complete(2, "bob", board.get(2).claim_token, "ok")
     src = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    procs = [subprocess.Popen([sys.executable, "-m", "agent_cli", "-C", str(workdir), "tasks",
-                               "claim", "3", "--as", f"p{i}"], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=env) for i in range(5)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "agent_cli",
+                "-C",
+                str(workdir),
+                "tasks",
+                "claim",
+                "3",
+                "--as",
+                f"p{i}",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for i in range(5)
+    ]
     results = [(p.wait(60), p.stdout.read(), p.stderr.read()) for p in procs]
     winners = [i for i, (code, _, _) in enumerate(results) if code == 0]
     assert len(winners) == 1, results

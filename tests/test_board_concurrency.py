@@ -76,9 +76,15 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-def start(script: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", script, *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+def launch(script: str, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    )
 
 
 def ready(proc: subprocess.Popen) -> subprocess.Popen:
@@ -88,17 +94,18 @@ def ready(proc: subprocess.Popen) -> subprocess.Popen:
     return proc
 
 
-def spawn(script: str, *args: str) -> subprocess.Popen:
-    return ready(start(script, *args))
-
-
 def fill(board: TaskBoard, n: int) -> None:
     for i in range(n):
         board.create(f"task {i}")
 
 
-def thread_claimer(board: TaskBoard, owner: str, start: threading.Barrier,
-                   got: list[int], errors: list[BaseException]) -> None:
+def thread_claimer(
+    board: TaskBoard,
+    owner: str,
+    start: threading.Barrier,
+    got: list[int],
+    errors: list[BaseException],
+) -> None:
     try:
         start.wait(TIMEOUT)
         while True:
@@ -118,8 +125,11 @@ def run_threads(boards: list[TaskBoard], start: threading.Barrier) -> tuple[dict
     for i, board in enumerate(boards):
         owner = f"t{i}"
         claimed[owner] = []
-        threads.append(threading.Thread(target=thread_claimer,
-                                        args=(board, owner, start, claimed[owner], errors)))
+        threads.append(
+            threading.Thread(
+                target=thread_claimer, args=(board, owner, start, claimed[owner], errors)
+            )
+        )
     for t in threads:
         t.start()
     return claimed, errors, threads
@@ -165,7 +175,7 @@ def test_four_processes_and_eight_threads_claim_together(workdir: Path) -> None:
     tasks_dir = workdir / ".tasks"
     board = TaskBoard(tasks_dir)
     fill(board, 200)
-    procs = {f"p{i}": start(CLAIMER, str(tasks_dir), f"p{i}") for i in range(4)}
+    procs = {f"p{i}": launch(CLAIMER, str(tasks_dir), f"p{i}") for i in range(4)}
     for proc in procs.values():
         ready(proc)
     start = threading.Barrier(9)
@@ -205,7 +215,7 @@ def test_c_goes_to_exactly_one_of_many_racing_claimers(workdir: Path) -> None:
     for owner, tid in first.items():
         board.complete(tid, owner, board.get(tid).claim_token, "ok")
     # six threads and three processes race for C
-    procs = [ready(p) for p in [start(CLAIMER, str(board.dir), f"p{i}") for i in range(3)]]
+    procs = [ready(p) for p in [launch(CLAIMER, str(board.dir), f"p{i}") for i in range(3)]]
     racers = threading.Barrier(6)
     won: list[str] = []
 
@@ -237,7 +247,7 @@ def test_sigkilled_writers_never_break_the_board(workdir: Path) -> None:
     tasks_dir = workdir / ".tasks"
     rng = random.Random(1234)
     for round_no in range(30):
-        writers = [ready(p) for p in [start(WRITER, str(tasks_dir), str(k)) for k in range(2)]]
+        writers = [ready(p) for p in [launch(WRITER, str(tasks_dir), str(k)) for k in range(2)]]
         # let them run a random while, then kill each mid-flight
         threading.Event().wait(rng.uniform(0.0, 0.08))
         for proc in writers:

@@ -183,3 +183,12 @@ def test_lead_changing_commands_wait_for_the_turn(workdir: Path) -> None:
     ctx.lead.busy = True
     assert not dispatch(ctx, "/clear").ok
     assert "the lead is working" in buf.getvalue()
+
+
+def test_spinner_shows_elapsed_time_activity_and_how_to_interrupt() -> None:
+    from agent_cli.ui.render import spinner_line, stream_tail
+
+    assert spinner_line(100.0, "", now=112.4).endswith("thinking… 12s · esc to interrupt")
+    assert "running shell(ls)… 3s" in spinner_line(0.0, "shell(ls)", now=3.0)
+    assert stream_tail("a\nb\nc", 80, lines=2) == ["b", "c"]
+    assert stream_tail("x" * 25, 10, lines=6) == ["x" * 10, "x" * 10, "x" * 5]

@@ -272,6 +272,8 @@ def test_escape_interrupts_a_running_lead_turn(workdir: Path) -> None:
     try:
         h.send("work hard\r")
         assert started.wait(WAIT)
+        shown = "".join(text for _, text in h.repl._message())
+        assert "thinking…" in shown and "esc to interrupt" in shown
         h.send("\x1b")
         assert h.repl.lead.agent._cancel.wait(WAIT)
         release.set()

@@ -85,8 +85,11 @@ class TaskCache:
         return {o: self.held_by(o) for o in sorted(self._held) if self._held[o]}
 
     def corrupt_ids(self) -> set[int]:
-        return {e.problem.task_id for e in self.entries.values()
-                if e.problem and e.problem.task_id is not None}
+        return {
+            e.problem.task_id
+            for e in self.entries.values()
+            if e.problem and e.problem.task_id is not None
+        }
 
     def problems(self) -> list[Problem]:
         found = [e.problem for e in self.entries.values() if e.problem]

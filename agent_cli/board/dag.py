@@ -68,8 +68,10 @@ def check_new_dependencies(
         path = _path_between(dep, task_id, tasks)
         if path is not None:
             cycle = [task_id, *path]
-            raise Refused(f"blocking #{task_id} on #{dep} would make a cycle: "
-                          + " -> ".join(f"#{i}" for i in cycle))
+            raise Refused(
+                f"blocking #{task_id} on #{dep} would make a cycle: "
+                + " -> ".join(f"#{i}" for i in cycle)
+            )
     return wanted
 
 
@@ -113,7 +115,7 @@ def find_cycles(tasks: Tasks) -> list[list[int]]:
                 if dep not in tasks:
                     continue
                 if color.get(dep) == 1:
-                    cyc = path[path.index(dep):]
+                    cyc = path[path.index(dep) :]
                     low = cyc.index(min(cyc))
                     cycles.append(cyc[low:] + cyc[:low])
                 elif dep not in color:
@@ -145,15 +147,19 @@ def graph_problems(tasks: Tasks, corrupt: set[int], path_of: Mapping[int, str]) 
         if len(cyc) == 1:
             continue  # a self-dependency, reported above
         text = " -> ".join(f"#{i}" for i in [*cyc, cyc[0]])
-        problems.append(Problem(path=path_of.get(cyc[0], ""), task_id=cyc[0],
-                                message=f"dependency cycle {text}"))
+        problems.append(
+            Problem(
+                path=path_of.get(cyc[0], ""), task_id=cyc[0], message=f"dependency cycle {text}"
+            )
+        )
     return problems
 
 
 def newly_unblocked(done_id: int, tasks: Tasks) -> list[int]:
     """Ids that list `done_id` as a dependency and are claimable now (tasks = state after)."""
     return [
-        t.id for t in sorted(tasks.values(), key=lambda t: t.id)
+        t.id
+        for t in sorted(tasks.values(), key=lambda t: t.id)
         if done_id in t.blocked_by and is_claimable(t, tasks)
     ]
 

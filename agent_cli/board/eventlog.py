@@ -17,13 +17,17 @@ from .models import Problem
 
 
 def event_record(actor: str, action: str, task_id: int, **details: Any) -> dict[str, Any]:
-    return {"time": utc_now(), "actor": actor, "action": action, "task_id": task_id,
-            "details": details}
+    return {
+        "time": utc_now(),
+        "actor": actor,
+        "action": action,
+        "task_id": task_id,
+        "details": details,
+    }
 
 
 def append_event(path: Path, record: dict[str, Any]) -> None:
-    append_line(path, json.dumps(record, ensure_ascii=False, separators=(",", ":")),
-                fsync=False)
+    append_line(path, json.dumps(record, ensure_ascii=False, separators=(",", ":")), fsync=False)
 
 
 def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:

@@ -9,6 +9,7 @@ released. Nothing slow (model calls, tool runs, approvals) ever happens under th
 
 from __future__ import annotations
 
+import errno
 import threading
 import time
 import uuid
@@ -75,18 +76,28 @@ class TaskBoard:
                     self.dir.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise StorageError(f"cannot create {self.dir}: {exc.strerror}") from exc
-            try:
-                self._flock.acquire()
-            except Timeout:
-                raise StorageError(
-                    f"{self.dir / '.lock'} is held by another process for over "
-                    f"{LOCK_TIMEOUT_S:.0f} s"
-                ) from None
+            locked = self._acquire_file_lock()
             try:
                 self._cache.refresh(self._stamp_path)
                 yield True
             finally:
-                self._flock.release()
+                if locked:
+                    self._flock.release()
+
+    def _acquire_file_lock(self) -> bool:
+        """Take the cross-process lock; False on a read-only filesystem, where nobody can
+        write, so reads go on without it (and writes fail with StorageError)."""
+        try:
+            self._flock.acquire()
+        except Timeout:
+            raise StorageError(
+                f"{self.dir / '.lock'} is held by another process for over {LOCK_TIMEOUT_S:.0f} s"
+            ) from None
+        except OSError as exc:
+            if exc.errno == errno.EROFS:
+                return False
+            raise StorageError(f"cannot lock {self.dir / '.lock'}: {exc.strerror or exc}") from exc
+        return True
 
     def _write(self, tasks: list[Task], events: list[dict[str, Any]]) -> None:
         """Write `tasks` and their events (caller holds the lock)."""
@@ -130,9 +141,13 @@ class TaskBoard:
         problems = cache.problems() + dag.graph_problems(tasks, cache.corrupt_ids(), paths)
         for owner, held in cache.holders().items():
             if len(held) > 1:
-                problems.append(Problem(path=paths[held[1].id], task_id=held[1].id,
-                                        message=f"{owner} holds {dag.ids_text(t.id for t in held)}"
-                                        " at once"))
+                problems.append(
+                    Problem(
+                        path=paths[held[1].id],
+                        task_id=held[1].id,
+                        message=f"{owner} holds {dag.ids_text(t.id for t in held)} at once",
+                    )
+                )
         ordered = [tasks[i] for i in cache.sorted_ids]
         problems.sort(key=lambda p: p.task_id or 0)
         return BoardSnapshot(tasks=ordered, problems=problems, stamp=cache.stamp)
@@ -154,8 +169,9 @@ class TaskBoard:
             if not exists:
                 return "no tasks on the board"
             held = self._cache.held_by(owner)
-            return dag.idle_text(owner, self._cache.tasks, self._cache.corrupt_ids(),
-                                 held[0] if held else None)
+            return dag.idle_text(
+                owner, self._cache.tasks, self._cache.corrupt_ids(), held[0] if held else None
+            )
 
     def doctor(self) -> list[Problem]:
         """Every problem on the board, after a full rescan of the directory."""
@@ -184,8 +200,14 @@ class TaskBoard:
         raise NotFound(f"no task {task_id}")
 
     # ----- writes -----
-    def create(self, subject: str, description: str = "", blocked_by: Iterable[int] = (),
-               verify: Verify | dict | None = None, actor: str = "lead") -> Task:
+    def create(
+        self,
+        subject: str,
+        description: str = "",
+        blocked_by: Iterable[int] = (),
+        verify: Verify | dict | None = None,
+        actor: str = "lead",
+    ) -> Task:
         """Add a pending task; its id is allocated under the lock and never reused."""
         subject = _check_subject(subject)
         if not isinstance(description, str) or "\x00" in description:
@@ -197,14 +219,23 @@ class TaskBoard:
             if not exists:  # no board yet: every dependency is unknown
                 dag.check_new_dependencies(1, deps, {}, set())
             new_id = self._allocate_id()
-            wanted = dag.check_new_dependencies(new_id, deps, self._cache.tasks,
-                                                self._cache.corrupt_ids())
+            wanted = dag.check_new_dependencies(
+                new_id, deps, self._cache.tasks, self._cache.corrupt_ids()
+            )
             now = utc_now()
-            task = Task(id=new_id, subject=subject, description=description, blocked_by=wanted,
-                        created_at=now, updated_at=now, verify=verify)
+            task = Task(
+                id=new_id,
+                subject=subject,
+                description=description,
+                blocked_by=wanted,
+                created_at=now,
+                updated_at=now,
+                verify=verify,
+            )
             overwrite_small(self._next_id_path, f"{new_id + 1}\n".encode())
-            self._write([task], [event_record(actor, "created", new_id, subject=subject,
-                                              blockedBy=wanted)])
+            self._write(
+                [task], [event_record(actor, "created", new_id, subject=subject, blockedBy=wanted)]
+            )
         self._changed()
         return task
 
@@ -215,8 +246,9 @@ class TaskBoard:
             high = 1
         return max(high, self._cache.max_file_id() + 1, 1)
 
-    def update(self, task_id: int, *, add_blocked_by: Iterable[int] = (),
-               actor: str = "lead") -> Task:
+    def update(
+        self, task_id: int, *, add_blocked_by: Iterable[int] = (), actor: str = "lead"
+    ) -> Task:
         """Add dependencies to a pending, unclaimed task (missing ids and cycles refused)."""
         task_id = _check_id(task_id)
         check_name(actor, "actor")
@@ -224,10 +256,12 @@ class TaskBoard:
         with self._locked():
             task = self._existing(task_id)
             if task.status != "pending":
-                raise Refused(f"task {task_id} is {task.status}: only a pending task can get "
-                              "new dependencies")
-            added = dag.check_new_dependencies(task_id, deps, self._cache.tasks,
-                                               self._cache.corrupt_ids())
+                raise Refused(
+                    f"task {task_id} is {task.status}: only a pending task can get new dependencies"
+                )
+            added = dag.check_new_dependencies(
+                task_id, deps, self._cache.tasks, self._cache.corrupt_ids()
+            )
             merged = sorted(set(task.blocked_by) | set(added))
             if merged == task.blocked_by:
                 return task
@@ -262,24 +296,33 @@ class TaskBoard:
                 return ClaimResult(None, f"{owner} still holds #{held[0].id}")
             task = dag.first_claimable(cache.sorted_ids, cache.tasks)
             if task is None:
-                return ClaimResult(None, dag.idle_text(owner, cache.tasks, cache.corrupt_ids(),
-                                                       None))
+                return ClaimResult(
+                    None, dag.idle_text(owner, cache.tasks, cache.corrupt_ids(), None)
+                )
             claimed = self._claim_locked(task, owner, "claim_next")
         self._changed()
         return ClaimResult(claimed, f"claimed #{claimed.id}")
 
     def _claim_locked(self, task: Task, owner: str, via: str) -> Task:
         now = utc_now()
-        claimed = task.model_copy(update={
-            "status": "in_progress", "owner": owner, "claim_token": uuid.uuid4().hex,
-            "claimed_at": now, "updated_at": now,
-        })
-        self._write([claimed], [event_record(owner, "claimed", task.id, owner=owner, via=via,
-                                             subject=task.subject)])
+        claimed = task.model_copy(
+            update={
+                "status": "in_progress",
+                "owner": owner,
+                "claim_token": uuid.uuid4().hex,
+                "claimed_at": now,
+                "updated_at": now,
+            }
+        )
+        self._write(
+            [claimed],
+            [event_record(owner, "claimed", task.id, owner=owner, via=via, subject=task.subject)],
+        )
         return claimed
 
-    def complete(self, task_id: int, owner: str, claim_token: str, result: str = "",
-                 actor: str | None = None) -> CompleteResult:
+    def complete(
+        self, task_id: int, owner: str, claim_token: str, result: str = "", actor: str | None = None
+    ) -> CompleteResult:
         """Complete an in_progress task: same owner and same claim token, else Refused."""
         task_id = _check_id(task_id)
         check_name(owner, "owner")
@@ -290,13 +333,30 @@ class TaskBoard:
             task = self._check_holder(task_id, owner)
             if not isinstance(claim_token, str) or claim_token != task.claim_token:
                 raise Refused(f"wrong claim token for task {task_id}")
-            done = task.model_copy(update={"status": "completed", "claim_token": None,
-                                           "result": result, "updated_at": utc_now()})
+            done = task.model_copy(
+                update={
+                    "status": "completed",
+                    "claim_token": None,
+                    "result": result,
+                    "updated_at": utc_now(),
+                }
+            )
             after = dict(self._cache.tasks)
             after[task_id] = done
             unblocked = dag.newly_unblocked(task_id, after)
-            self._write([done], [event_record(actor, "completed", task_id, owner=owner,
-                                              result=result[:200], unblocked=unblocked)])
+            self._write(
+                [done],
+                [
+                    event_record(
+                        actor,
+                        "completed",
+                        task_id,
+                        owner=owner,
+                        result=result[:200],
+                        unblocked=unblocked,
+                    )
+                ],
+            )
         self._changed()
         return CompleteResult(done, unblocked)
 
@@ -306,11 +366,18 @@ class TaskBoard:
         check_name(owner, "owner")
         with self._locked():
             task = self._check_holder(task_id, owner)
-            back = task.model_copy(update={"status": "pending", "owner": None,
-                                           "claim_token": None, "claimed_at": None,
-                                           "updated_at": utc_now()})
-            self._write([back], [event_record(owner, "released", task_id, owner=owner,
-                                              reason=reason)])
+            back = task.model_copy(
+                update={
+                    "status": "pending",
+                    "owner": None,
+                    "claim_token": None,
+                    "claimed_at": None,
+                    "updated_at": utc_now(),
+                }
+            )
+            self._write(
+                [back], [event_record(owner, "released", task_id, owner=owner, reason=reason)]
+            )
         self._changed()
         return back
 

@@ -19,33 +19,31 @@ from ..errors import Refused, UserError
 
 MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 BLOCKED, BROKEN = "[!]", "[E]"
+EXIT_CODES = """exit codes:
+  0  done
+  1  doctor found problems, or the task file is unreadable
+  2  bad input (invalid name, empty subject, bad option)
+  3  no such task
+  4  refused (blocked, owned by someone else, wrong token, nothing claimable, cycle)
+  5  storage error (nothing was half-written)
+"""
 LEGEND = "[ ] pending  [>] in progress  [x] completed  [!] blocked  [E] unreadable file"
 
 
 def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
     """Register `tasks` and its actions on the top-level subparsers."""
     tasks = sub.add_parser(
-        "tasks", parents=[parent], help="the shared task board (.tasks/)",
-        description="Read and change the shared task board in <workdir>/.tasks/.",
+        "tasks",
+        parents=[parent],
+        help="the shared task board (.tasks/)",
+        description="Read and change the shared task board in <workdir>/.tasks/. "
+        "Claims take the lowest claimable id; an owner holds one task at a time.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     acts = tasks.add_subparsers(dest="tasks_action", metavar="ACTION", required=True)
 
-    p = acts.add_parser("add", parents=[parent], help="add a task; prints its id")
-    p.add_argument("subject")
-    p.add_argument("-d", "--description", default="")
-    p.add_argument("--blocked-by", type=int, action="append", default=[], metavar="ID",
-                   help="a task that must be completed first (repeatable)")
-    p.add_argument("--verify-command", metavar="CMD",
-                   help="shell command the host runs before accepting a completion")
-    exp = p.add_mutually_exclusive_group()
-    exp.add_argument("--expect-stdout", metavar="TEXT", help="expected stdout (stripped)")
-    exp.add_argument("--expect-stdout-file", metavar="PATH",
-                     help="workdir-relative file holding the expected stdout")
-    p.add_argument("--expect-exit", type=int, default=0, metavar="N",
-                   help="expected exit code of the verify command (default 0)")
-    p.add_argument("--as", dest="actor", default="lead", metavar="NAME",
-                   help="who adds it, for the event log (default: lead)")
-    p.set_defaults(handler=cmd_add)
+    _add_parser_add(acts, parent)
 
     p = acts.add_parser("list", parents=[parent], help="all tasks as a table (or --json)")
     p.add_argument("--json", action="store_true", help="a JSON array of the task objects")
@@ -56,15 +54,20 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_show)
 
-    p = acts.add_parser("claim", parents=[parent],
-                        help="claim task ID, or the lowest claimable one; prints the token")
+    p = acts.add_parser(
+        "claim",
+        parents=[parent],
+        help="claim task ID, or the lowest claimable one; prints the token",
+    )
     p.add_argument("id", type=int, nargs="?")
     p.add_argument("--as", dest="owner", required=True, metavar="NAME")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_claim)
 
     p = acts.add_parser(
-        "complete", parents=[parent], help="complete your in-progress task",
+        "complete",
+        parents=[parent],
+        help="complete your in-progress task",
         description="Complete an in-progress task. Without --token, the task's current claim "
         "token is used, but only when the task is owned by --as NAME.",
     )
@@ -74,16 +77,59 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--result", default="", metavar="TEXT")
     p.set_defaults(handler=cmd_complete)
 
-    p = acts.add_parser("release", parents=[parent],
-                        help="put your in-progress task back to pending")
+    p = acts.add_parser(
+        "release", parents=[parent], help="put your in-progress task back to pending"
+    )
     p.add_argument("id", type=int)
     p.add_argument("--as", dest="owner", required=True, metavar="NAME")
     p.add_argument("--reason", default="released from the command line")
     p.set_defaults(handler=cmd_release)
 
-    p = acts.add_parser("doctor", parents=[parent],
-                        help="list every problem on the board; exit 1 if there is any")
+    p = acts.add_parser(
+        "doctor", parents=[parent], help="list every problem on the board; exit 1 if there is any"
+    )
     p.set_defaults(handler=cmd_doctor)
+
+
+def _add_parser_add(acts: Any, parent: argparse.ArgumentParser) -> None:
+    p = acts.add_parser("add", parents=[parent], help="add a task; prints its id")
+    p.add_argument("subject")
+    p.add_argument("-d", "--description", default="")
+    p.add_argument(
+        "--blocked-by",
+        type=int,
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a task that must be completed first (repeatable)",
+    )
+    p.add_argument(
+        "--verify-command",
+        metavar="CMD",
+        help="shell command the host runs before accepting a completion",
+    )
+    exp = p.add_mutually_exclusive_group()
+    exp.add_argument("--expect-stdout", metavar="TEXT", help="expected stdout (stripped)")
+    exp.add_argument(
+        "--expect-stdout-file",
+        metavar="PATH",
+        help="workdir-relative file holding the expected stdout",
+    )
+    p.add_argument(
+        "--expect-exit",
+        type=int,
+        default=0,
+        metavar="N",
+        help="expected exit code of the verify command (default 0)",
+    )
+    p.add_argument(
+        "--as",
+        dest="actor",
+        default="lead",
+        metavar="NAME",
+        help="who adds it, for the event log (default: lead)",
+    )
+    p.set_defaults(handler=cmd_add)
 
 
 def board_of(args: argparse.Namespace) -> TaskBoard:
@@ -104,13 +150,17 @@ def warn(problem: Problem) -> None:
 def cmd_add(args: argparse.Namespace) -> int:
     verify = None
     if args.verify_command is not None:
-        verify = {"command": args.verify_command, "expected_stdout": args.expect_stdout,
-                  "expected_stdout_file": args.expect_stdout_file,
-                  "expected_exit_code": args.expect_exit}
+        verify = {
+            "command": args.verify_command,
+            "expected_stdout": args.expect_stdout,
+            "expected_stdout_file": args.expect_stdout_file,
+            "expected_exit_code": args.expect_exit,
+        }
     elif args.expect_stdout is not None or args.expect_stdout_file is not None:
         raise UserError("--expect-stdout/--expect-stdout-file need --verify-command")
-    task = board_of(args).create(args.subject, args.description, args.blocked_by, verify,
-                                 actor=args.actor)
+    task = board_of(args).create(
+        args.subject, args.description, args.blocked_by, verify, actor=args.actor
+    )
     print(task.id)
     return 0
 
@@ -201,13 +251,28 @@ def render_table(tasks: list[Task], problems: list[Problem]) -> str:
     for task in tasks:
         waiting = dag.waiting_on(task, by_id) if task.status == "pending" else []
         marker = BLOCKED if waiting else MARKERS[task.status]
-        rows.append((task.id, [marker, f"#{task.id}", _cut(task.subject, 40), task.owner or "-",
-                               dag.ids_text(waiting) or "-", _cut(task.result or "", 30) or "-"]))
+        rows.append(
+            (
+                task.id,
+                [
+                    marker,
+                    f"#{task.id}",
+                    _cut(task.subject, 40),
+                    task.owner or "-",
+                    dag.ids_text(waiting) or "-",
+                    _cut(task.result or "", 30) or "-",
+                ],
+            )
+        )
     for prob in problems:
         if prob.task_id not in by_id:  # an unreadable file: its own row, in id order
             tid = prob.task_id or 0
-            rows.append((tid, [BROKEN, f"#{tid}" if tid else "?",
-                               f"unreadable {prob.path}: {prob.message}"]))
+            rows.append(
+                (
+                    tid,
+                    [BROKEN, f"#{tid}" if tid else "?", f"unreadable {prob.path}: {prob.message}"],
+                )
+            )
     if not rows:
         return "no tasks on the board"
     rows.sort(key=lambda r: r[0])
@@ -215,8 +280,10 @@ def render_table(tasks: list[Task], problems: list[Problem]) -> str:
     sized = [header] + [r[1] for r in rows if r[1][0] != BROKEN]
     widths = [max(len(c[i]) for c in sized) for i in range(len(header))]
     widths[1] = max(widths[1], *(len(r[1][1]) for r in rows))
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
-             for row in [header] + [r[1] for r in rows]]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
+        for row in [header] + [r[1] for r in rows]
+    ]
     for prob in problems:
         if prob.task_id in by_id:
             lines.append(f"problem: {prob.line()}")
@@ -240,8 +307,13 @@ def render_task(task: Task) -> str:
     ]
     if task.verify is not None:
         v = task.verify
-        expect = (f"stdout {v.expected_stdout!r}" if v.expected_stdout is not None else
-                  f"stdout of {v.expected_stdout_file}" if v.expected_stdout_file else "")
+        expect = (
+            f"stdout {v.expected_stdout!r}"
+            if v.expected_stdout is not None
+            else f"stdout of {v.expected_stdout_file}"
+            if v.expected_stdout_file
+            else ""
+        )
         exit_text = f"exit {v.expected_exit_code}" if v.expected_exit_code is not None else ""
         expects = ", ".join(filter(None, [expect, exit_text])) or "nothing"
         fields.append(("verify", f"{v.command}  (expects {expects})"))

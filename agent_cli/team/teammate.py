@@ -15,7 +15,7 @@ import time
 from string import Template
 from typing import TYPE_CHECKING
 
-from ..errors import AgentCliError, CorruptFile, UserError
+from ..errors import AgentCliError, CorruptFile, StorageError, UserError
 from ..events import MessageEvent, Notice, StatusEvent, TaskEvent
 from ..names import LEAD
 from ..prompts import load_prompt
@@ -255,7 +255,11 @@ class Teammate:
             why = self._denial or "waiting for a message (the task is not completed)"
             self._set_status("idle", held.id, f"holds #{held.id}: {why}")
             return None
-        res = self.rt.board.claim_next(self.name)
+        try:
+            res = self.rt.board.claim_next(self.name)
+        except StorageError as exc:  # a full or read-only disk: wait for the board to change
+            self._set_status("idle", None, f"cannot claim: {exc}")
+            return None
         if res.task is None:
             self._set_status("idle", None, res.reason)
             return None

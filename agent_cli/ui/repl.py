@@ -162,10 +162,8 @@ class Repl:
     def _toolbar(self) -> list[tuple[str, str]]:
         snap = self.status.get()
         agent = self.lead.agent
-        tokens = total_tokens(agent.usage.total, [m for m in snap.members if m.name != "lead"])
-        members = [m for m in snap.members if m.name != "lead"]
-        snap_view = type(snap)(members, snap.counts, snap.error)
-        return toolbar_fragments(snap_view, agent.model.name, self.runtime.policy.mode, tokens)
+        tokens = total_tokens(agent.usage.total, snap.members)
+        return toolbar_fragments(snap, agent.model.name, self.runtime.policy.mode, tokens)
 
     def changed(self) -> None:
         """Something the toolbar or spinner shows changed (any thread)."""

@@ -98,7 +98,10 @@ class StatusCache:
         try:
             board = self.runtime.board.snapshot()
             snap.counts = count_tasks(list(board.tasks), len(board.problems))
-            snap.members = [m for m in self.runtime.roster.members() if m.status != "shutdown"]
+            snap.members = [
+                m for m in self.runtime.roster.members()
+                if m.status != "shutdown" and m.name != "lead"
+            ]
         except Exception as exc:  # a toolbar must never take the prompt down
             snap.error = f"{type(exc).__name__}: {exc}"
         with self._lock:
