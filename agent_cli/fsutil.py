@@ -24,8 +24,16 @@ def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
     disk) the temp file is removed, the old file is untouched and StorageError is raised.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        mode = os.stat(path).st_mode & 0o777  # keep the mode of the file being replaced
+    except OSError:
+        mode = 0o644  # mkstemp's 0600 would hide shared state from the user's other tools
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+    try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -8,6 +8,8 @@ from .errors import InvalidName
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 LEAD = "lead"
+# Names a message could be mistaken as coming from: never a teammate's or an inbox's.
+RESERVED = frozenset({"user", "human", "system", "assistant", "host", "anthropic", "claude"})
 
 
 def check_name(name: object, what: str = "name") -> str:
@@ -20,4 +22,6 @@ def check_name(name: object, what: str = "name") -> str:
             f"invalid {what} {shown}: use a lowercase slug "
             "(a letter, then up to 31 of a-z 0-9 _ -)"
         )
+    if name in RESERVED:
+        raise InvalidName(f"{what} {name!r} is reserved: it could pass for someone it is not")
     return name

@@ -266,7 +266,7 @@ def run_soak(cfg: SoakConfig) -> SoakReport:
             rt.team.spawn(name, "soak worker")
         n_cli_add = int(cfg.tasks * cfg.cli_add_share)
         n_cli_claim = int(cfg.tasks * cfg.cli_claim_share)
-        n_cli_send = max(0, cfg.messages - cfg.tasks)
+        n_cli_send = max(0, cfg.messages - (cfg.tasks - n_cli_claim))  # teammates send the rest
         procs = {
             "tasks": _start_worker("tasks", {"workdir": str(workdir), "adds": n_cli_add,
                                              "claims": n_cli_claim, "seed": cfg.seed,
@@ -283,6 +283,7 @@ def run_soak(cfg: SoakConfig) -> SoakReport:
             5.0, cfg.seconds - (time.monotonic() - started)))
         report.elapsed_s = time.monotonic() - started
         busy = rt.close(timeout=10.0)
+        lead.read_inbox()  # results that arrived after the drain's last look
         report.violations += [f"{n} did not shut down" for n in busy]
         report.violations += [e for r in results.values() for e in r.get("errors", [])]
         report.violations += lead.errors

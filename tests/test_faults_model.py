@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterator
 import anthropic
 import pytest
 from stub_server import STUB_MODEL, Fault, MidStream, Reply, StubServer, ToolUse
-from test_team_support import WAIT, Recorder, complete_claimed, make_runtime
+from test_team_support import WAIT, Recorder, complete_claimed
 
 from agent_cli.models.anthropic import AnthropicModel
 from agent_cli.models.scripted import ScriptedModel
+from agent_cli.runtime import Runtime, RuntimeConfig
 
 TOKEN_RE = re.compile(r'<auto-claimed-task id="(\d+)" claim_token="([0-9a-f]+)"')
 
@@ -76,7 +77,8 @@ def runtime_with(workdir, stub, others: ScriptedModel | None = None):
     def factory(agent: str, spec: str | None):
         return wire if agent == "alice" else scripted
 
-    return make_runtime(workdir, scripted, model_factory=factory)
+    return Runtime.open(workdir, RuntimeConfig(model_factory=factory, idle_timeout_s=0,
+                                               check_interval_s=0.02))
 
 
 @pytest.mark.parametrize("fault", [
@@ -96,7 +98,7 @@ def test_a_transient_http_error_is_retried_and_the_task_gets_done(workdir, stub,
     finally:
         assert rt.close(timeout=WAIT) == []
     assert rt.board.get(task.id).owner == "alice"
-    assert len(stub.requests) == 4  # the fault, its retry, the completion, the final text
+    assert len(stub.requests) == 3  # the fault; its retry, answered with the completion; "done"
     assert stub.rejections == []
     assert not rec.of("StatusEvent", agent="alice", status="failed")
 

@@ -17,7 +17,15 @@ import threading
 from pathlib import Path
 
 import pytest
-from test_team_support import WAIT, Call, Recorder, Reply, claimed_in, make_runtime
+from test_team_support import (
+    WAIT,
+    Call,
+    Recorder,
+    Reply,
+    claimed_in,
+    complete_claimed,
+    make_runtime,
+)
 
 from agent_cli import cli
 from agent_cli.board.store import TaskBoard
@@ -132,9 +140,7 @@ def test_a_teammate_that_cannot_claim_on_a_full_disk_waits_instead_of_failing(
     workdir, monkeypatch
 ):
     fault = DiskFault(monkeypatch, workdir / ".tasks", errno.ENOSPC)
-    model = ScriptedModel({"alice": [lambda r: Reply(tool_calls=[Call("complete_task", {
-        "task_id": claimed_in(r)[0], "claim_token": claimed_in(r)[1], "result": "ok"})]),
-        Reply("done")]})
+    model = ScriptedModel({"alice": [complete_claimed(), Reply("done")] * 2})
     rt = make_runtime(workdir, model)
     rec = Recorder(rt)
     try:
@@ -147,8 +153,10 @@ def test_a_teammate_that_cannot_claim_on_a_full_disk_waits_instead_of_failing(
         assert rt.team.teammate("alice").alive()
         assert rt.board.get(first.id).status == "pending"
         fault.on.clear()
-        rt.board.create("two")  # the board changes: alice looks again
+        second = rt.board.create("two")  # the board changes: alice looks again
         rec.wait_event("TaskEvent", action="completed", task_id=first.id)
+        rec.wait_event("TaskEvent", action="completed", task_id=second.id)
+        assert rt.team.wait_quiet(WAIT)
     finally:
         assert rt.close(timeout=WAIT) == []
     assert not rec.of("StatusEvent", agent="alice", status="failed")

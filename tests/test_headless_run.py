@@ -15,6 +15,8 @@ SCRIPT = {
             {"name": "create_task", "input": {"subject": "say hello"}},
             {"name": "spawn_teammate", "input": {"name": "alice", "role": "tester"}}]},
         {"text": "Task 1 is planned; alice takes it."},
+        # --wait: alice's report (her command was denied) reaches the lead once she is idle
+        {"text": "alice could not run her command: it needs an allow rule."},
     ],
     "alice": [
         {"text": "Running.", "tool_calls": [
@@ -42,7 +44,13 @@ def test_wait_json_returns_board_team_usage_and_denials(workdir: Path) -> None:
                    "--output-format", "json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["result"] == "Task 1 is planned; alice takes it."
+    # The lead heard back from alice (a second turn, opened by its inbox) before the end.
+    assert [t["text"] for t in report["lead_turns"]] == [
+        "Task 1 is planned; alice takes it.",
+        "alice could not run her command: it needs an allow rule."]
+    assert report["result"] == "alice could not run her command: it needs an allow rule."
+    transcript = (workdir / ".team" / "transcripts" / "lead.jsonl").read_text(encoding="utf-8")
+    assert 'from=\\"alice\\" type=\\"message\\"' in transcript
     assert [t["subject"] for t in report["tasks"]] == ["say hello"]
     assert report["tasks"][0]["owner"] == "alice"
     assert [m["name"] for m in report["team"]] == ["alice"]

@@ -125,15 +125,34 @@ def test_prompt_5_verify_completes_only_when_the_output_matches(workdir, expecte
         assert verify["result"] is None
 
 
-def test_prompt_6_without_an_allow_rule_notes_md_is_unchanged_and_the_task_held(workdir):
+def test_prompt_6_the_lead_approves_the_plan_and_the_denied_write_leaves_notes_md(workdir):
     (workdir / "NOTES.md").write_text("# Notes\n")
     code, report, err = run_demo(workdir, prompt_for("plan"))
     assert code == 0, err
+    # The plan reached the lead during --wait and was reviewed and approved by it...
+    requests = json.loads((workdir / ".team" / "requests.json").read_text())
+    text = json.dumps(requests)
+    assert '"plan_approval"' in text and '"writer"' in text and '"approved"' in text
+    assert any("review_plan" in t["text"] and "approved" in t["text"]
+               for t in report["lead_turns"])
+    # ...which widened nothing: the write still needed a human, and headless there is none.
+    assert {(d["agent"], d["tool"], d["target"]) for d in report["denials"]} == {
+        ("writer", "write_file", "NOTES.md")}
     assert (workdir / "NOTES.md").read_text() == "# Notes\n"
     (task,) = report["tasks"]
     assert (task["status"], task["owner"]) == ("in_progress", "writer")
-    requests = json.loads((workdir / ".team" / "requests.json").read_text())
-    text = json.dumps(requests)
-    assert '"plan_approval"' in text and '"writer"' in text  # she planned before acting
     writer = next(m for m in report["team"] if m["name"] == "writer")
     assert writer["require_plan"] is True
+    # and the lead's last turn reports the denial writer sent it.
+    assert "denied" in report["result"] and "writer" in report["result"]
+
+
+def test_prompt_6_with_the_write_allowed_notes_md_gets_its_line(workdir):
+    (workdir / "NOTES.md").write_text("# Notes\n")
+    code, report, err = run_demo(workdir, prompt_for("plan"), "Write(NOTES.md)")
+    assert code == 0, err
+    assert report["denials"] == []
+    (task,) = report["tasks"]
+    assert (task["status"], task["owner"]) == ("completed", "writer")
+    notes = (workdir / "NOTES.md").read_text()
+    assert notes.startswith("# Notes\n") and len(notes.splitlines()) == 2

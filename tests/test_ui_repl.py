@@ -134,13 +134,17 @@ def test_lead_turn_prints_markdown_and_tool_lines(harness: Harness) -> None:
 
 @pytest.mark.parametrize(
     "harness",
-    [{"lead": [Reply("Planning.", tool_calls=[Call("create_task", {"subject": "write tests"})]),
+    [{"lead": [Reply("Planning.", tool_calls=[Call("create_task", {"subject": "write tests"}),
+                                              Call("list_tasks", {})]),
                Reply("Done planning.")]}],
     indirect=True,
 )
 def test_lead_tool_call_is_one_line_and_board_shows_it(harness: Harness) -> None:
     harness.command("plan", "Done planning.")
-    assert "lead     create_task(write tests) ✓" in harness.screen.text
+    screen = harness.screen.text
+    assert "lead     list_tasks() ✓" in screen
+    # create_task's own event says it; the "✓" tool line would say it a second time
+    assert "lead     created #1 write tests" in screen and "create_task(" not in screen
     out = harness.command("/tasks", "Tasks")
     assert "[ ] │ 1 │ write tests" in out
 

@@ -14,6 +14,7 @@ date with what any process wrote, and is only called under the board lock:
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import re
@@ -70,6 +71,7 @@ class TaskCache:
         self.tasks: dict[int, Task] = {}  # kept in step with entries
         self._ids: list[int] | None = None
         self._held: dict[str, set[int]] = {}  # owner -> ids of their in_progress tasks
+        self.pending: list[int] = []  # sorted ids of pending tasks: claim_next looks only here
 
     @property
     def sorted_ids(self) -> list[int]:
@@ -205,6 +207,8 @@ class TaskCache:
             self.tasks[task.id] = task
             if task.status == "in_progress" and task.owner:
                 self._held.setdefault(task.owner, set()).add(task.id)
+            elif task.status == "pending":
+                bisect.insort(self.pending, task.id)
         self.version += 1
 
     def _drop(self, name: str) -> None:
@@ -218,6 +222,10 @@ class TaskCache:
             return
         if task.owner in self._held:
             self._held[task.owner].discard(task.id)
+        if task.status == "pending":
+            at = bisect.bisect_left(self.pending, task.id)
+            if at < len(self.pending) and self.pending[at] == task.id:
+                del self.pending[at]
         if not keep_id and self.tasks.pop(task.id, None) is not None:
             self._ids = None
 

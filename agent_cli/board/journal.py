@@ -27,7 +27,7 @@ RING = 128
 class Journal:
     epoch: str
     seq: int
-    recent: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    recent: tuple[str, ...] = ()  # "seq:id,id" items, oldest first, kept encoded
 
     @property
     def stamp(self) -> str:
@@ -36,8 +36,8 @@ class Journal:
     def advance(self, ids: list[int]) -> Journal:
         """The journal after one more write touching `ids`."""
         seq = self.seq + 1
-        recent = (*self.recent, (seq, tuple(sorted(set(ids)))))[-RING:]
-        return Journal(self.epoch, seq, recent)
+        item = f"{seq}:{','.join(str(i) for i in sorted(set(ids)))}"
+        return Journal(self.epoch, seq, (*self.recent[-(RING - 1) :], item))
 
     def changed_since(self, epoch: str, seq: int) -> set[int] | None:
         """Ids written after (epoch, seq), or None when the ring cannot tell (rescan)."""
@@ -45,9 +45,15 @@ class Journal:
             return None
         if seq == self.seq:
             return set()
-        if not self.recent or self.recent[0][0] > seq + 1:
+        entries = [_parse_item(item) for item in self.recent]
+        if not entries or entries[0][0] > seq + 1:
             return None
-        return {tid for s, ids in self.recent if s > seq for tid in ids}
+        return {tid for s, ids in entries if s > seq for tid in ids}
+
+
+def _parse_item(item: str) -> tuple[int, list[int]]:
+    seq, _, ids = item.partition(":")
+    return int(seq), [int(i) for i in ids.split(",") if i]
 
 
 def new_journal() -> Journal:
@@ -75,20 +81,19 @@ def read_journal(path: Path) -> Journal | None:
     try:
         head, _, body = text.partition("\n")
         epoch, seq_text = head.split(":")
-        recent = []
-        for item in body.split():
-            seq, _, ids = item.partition(":")
-            recent.append((int(seq), tuple(int(i) for i in ids.split(",") if i)))
+        recent = tuple(body.split())
+        for item in recent:
+            _parse_item(item)
         if not epoch or not text.endswith("\n"):
             return None
-        return Journal(epoch, int(seq_text), tuple(recent))
+        return Journal(epoch, int(seq_text), recent)
     except ValueError:
         return None
 
 
 def write_journal(path: Path, journal: Journal) -> None:
     """Rewrite the stamp file in place (see overwrite_small)."""
-    body = " ".join(f"{s}:{','.join(map(str, ids))}" for s, ids in journal.recent)
+    body = " ".join(journal.recent)
     overwrite_small(path, f"{journal.stamp}\n{body}\n".encode())
 
 

@@ -24,7 +24,7 @@ STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
 class Verify(BaseModel):
     """How the host checks a completion (the team layer runs it in the workdir)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     command: str = Field(min_length=1)
     expected_stdout: str | None = None  # compared with stdout, both .strip()'d
@@ -59,7 +59,7 @@ class Task(BaseModel):
     """One task. Invariants: pending has no owner and no token; in_progress has both;
     completed keeps its owner and drops the token."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid", populate_by_name=True)
 
     id: int = Field(ge=1)
     subject: str = Field(min_length=1)
@@ -102,7 +102,7 @@ class Task(BaseModel):
 class Problem(BaseModel):
     """Something wrong on disk, named by path: a corrupt file or a broken dependency."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     path: str
     task_id: int | None = None

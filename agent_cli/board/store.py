@@ -1,7 +1,7 @@
 """TaskBoard: the shared task board in `.tasks/`, safe across threads and processes.
 
-Every read-modify-write runs in one short critical section: an in-process RLock (threads of
-this process) plus a cross-process file lock on `.tasks/.lock`. Inside: bring the parsed cache
+Every read-modify-write runs in one short critical section (lock.BoardLock: an in-process
+RLock plus a cross-process file lock on `.tasks/.lock`). Inside: bring the parsed cache
 up to date, check the rules, bump the change stamp (write-ahead), write the task file
 atomically, append to `events.jsonl`, release. `on_change` is called after the lock is
 released. Nothing slow (model calls, tool runs, approvals) ever happens under the lock.
@@ -9,8 +9,6 @@ released. Nothing slow (model calls, tool runs, approvals) ever happens under th
 
 from __future__ import annotations
 
-import errno
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -18,28 +16,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
-from pydantic import ValidationError
-
-from ..errors import CorruptFile, NotFound, Refused, StorageError, UserError
+from ..errors import CorruptFile, NotFound, Refused, StorageError
 from ..fsutil import atomic_write_json, utc_now
 from ..names import check_name
 from . import dag
 from .cache import TaskCache, task_file
 from .eventlog import append_event, event_record, read_events
+from .inputs import check_id, check_subject, check_text, check_verify
 from .journal import new_journal, overwrite_small, read_stamp, write_journal
-from .models import (
-    BoardSnapshot,
-    ClaimResult,
-    CompleteResult,
-    Problem,
-    Task,
-    Verify,
-    validation_message,
-)
-
-LOCK_TIMEOUT_S = 30.0
-MAX_SUBJECT = 200
+from .lock import BoardLock
+from .models import BoardSnapshot, ClaimResult, CompleteResult, Problem, Task, Verify
 
 
 class TaskBoard:
@@ -48,14 +34,7 @@ class TaskBoard:
     def __init__(self, tasks_dir: Path, on_change: Callable[[], None] | None = None) -> None:
         self.dir = Path(tasks_dir)
         self._on_change = on_change
-        self._mutex = threading.RLock()
-        self._flock = FileLock(
-            str(self.dir / ".lock"),
-            timeout=LOCK_TIMEOUT_S,
-            thread_local=False,  # the RLock already keeps this process's threads apart
-            poll_interval=0.001,
-            preserve_lock_file=True,
-        )
+        self._lock = BoardLock(self.dir / ".lock")
         self._cache = TaskCache(self.dir)
         self._snapshot: tuple[int, BoardSnapshot] | None = None
         self._stamp_path = self.dir / ".stamp"
@@ -65,8 +44,9 @@ class TaskBoard:
     # ----- the critical section -----
     @contextmanager
     def _locked(self, *, create: bool = False) -> Iterator[bool]:
-        """Hold both locks and refresh the cache; yields False when there is no board yet."""
-        with self._mutex:
+        """Hold both locks with the cache up to date; yields False when there is no board yet."""
+        self._lock.enter()
+        try:
             if not self.dir.is_dir():
                 if not create:
                     self._cache = TaskCache(self.dir)
@@ -76,28 +56,13 @@ class TaskBoard:
                     self.dir.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise StorageError(f"cannot create {self.dir}: {exc.strerror}") from exc
-            locked = self._acquire_file_lock()
-            try:
+            handed_over = self._lock.lock_file()
+            if self._lock.depth == 1 and not (handed_over and self._cache.stamp):
+                # a lock handed over by a thread of this process: no one else wrote since
                 self._cache.refresh(self._stamp_path)
-                yield True
-            finally:
-                if locked:
-                    self._flock.release()
-
-    def _acquire_file_lock(self) -> bool:
-        """Take the cross-process lock; False on a read-only filesystem, where nobody can
-        write, so reads go on without it (and writes fail with StorageError)."""
-        try:
-            self._flock.acquire()
-        except Timeout:
-            raise StorageError(
-                f"{self.dir / '.lock'} is held by another process for over {LOCK_TIMEOUT_S:.0f} s"
-            ) from None
-        except OSError as exc:
-            if exc.errno == errno.EROFS:
-                return False
-            raise StorageError(f"cannot lock {self.dir / '.lock'}: {exc.strerror or exc}") from exc
-        return True
+            yield True
+        finally:
+            self._lock.leave()
 
     def _write(self, tasks: list[Task], events: list[dict[str, Any]]) -> None:
         """Write `tasks` and their events (caller holds the lock)."""
@@ -153,7 +118,7 @@ class TaskBoard:
         return BoardSnapshot(tasks=ordered, problems=problems, stamp=cache.stamp)
 
     def get(self, task_id: int) -> Task:
-        task_id = _check_id(task_id)
+        task_id = check_id(task_id)
         with self._locked():
             return self._existing(task_id, corrupt_error=True)
 
@@ -209,11 +174,10 @@ class TaskBoard:
         actor: str = "lead",
     ) -> Task:
         """Add a pending task; its id is allocated under the lock and never reused."""
-        subject = _check_subject(subject)
-        if not isinstance(description, str) or "\x00" in description:
-            raise UserError("task description must be text")
+        subject = check_subject(subject)
+        check_text(description, "task description")
         check_name(actor, "actor")
-        verify = _check_verify(verify)
+        verify = check_verify(verify)
         deps = list(blocked_by)
         with self._locked(create=not deps) as exists:
             if not exists:  # no board yet: every dependency is unknown
@@ -250,7 +214,7 @@ class TaskBoard:
         self, task_id: int, *, add_blocked_by: Iterable[int] = (), actor: str = "lead"
     ) -> Task:
         """Add dependencies to a pending, unclaimed task (missing ids and cycles refused)."""
-        task_id = _check_id(task_id)
+        task_id = check_id(task_id)
         check_name(actor, "actor")
         deps = list(add_blocked_by)
         with self._locked():
@@ -272,7 +236,7 @@ class TaskBoard:
 
     def claim(self, task_id: int, owner: str) -> Task:
         """Claim one task for `owner`; Refused with the reason when it is not claimable."""
-        task_id = _check_id(task_id)
+        task_id = check_id(task_id)
         check_name(owner, "owner")
         with self._locked():
             task = self._existing(task_id)
@@ -294,7 +258,7 @@ class TaskBoard:
             held = cache.held_by(owner)
             if held:
                 return ClaimResult(None, f"{owner} still holds #{held[0].id}")
-            task = dag.first_claimable(cache.sorted_ids, cache.tasks)
+            task = dag.first_claimable(cache.pending, cache.tasks)
             if task is None:
                 return ClaimResult(
                     None, dag.idle_text(owner, cache.tasks, cache.corrupt_ids(), None)
@@ -324,11 +288,10 @@ class TaskBoard:
         self, task_id: int, owner: str, claim_token: str, result: str = "", actor: str | None = None
     ) -> CompleteResult:
         """Complete an in_progress task: same owner and same claim token, else Refused."""
-        task_id = _check_id(task_id)
+        task_id = check_id(task_id)
         check_name(owner, "owner")
         actor = check_name(actor, "actor") if actor is not None else owner
-        if not isinstance(result, str):
-            raise UserError("task result must be text")
+        check_text(result, "task result")
         with self._locked():
             task = self._check_holder(task_id, owner)
             if not isinstance(claim_token, str) or claim_token != task.claim_token:
@@ -362,7 +325,7 @@ class TaskBoard:
 
     def release(self, task_id: int, owner: str, reason: str = "") -> Task:
         """Put `owner`'s in_progress task back to pending (teammate stopped or died)."""
-        task_id = _check_id(task_id)
+        task_id = check_id(task_id)
         check_name(owner, "owner")
         with self._locked():
             task = self._check_holder(task_id, owner)
@@ -390,28 +353,3 @@ class TaskBoard:
         if task.owner != owner:
             raise Refused(f"task {task_id} is owned by {task.owner}")
         return task
-
-
-def _check_id(task_id: object) -> int:
-    if isinstance(task_id, bool) or not isinstance(task_id, int) or task_id < 1:
-        raise UserError(f"invalid task id {task_id!r}: use a positive integer")
-    return task_id
-
-
-def _check_subject(subject: object) -> str:
-    if not isinstance(subject, str) or not subject.strip():
-        raise UserError("task subject is empty")
-    if "\x00" in subject or "\n" in subject.strip():
-        raise UserError("task subject must be one line of text")
-    if len(subject) > MAX_SUBJECT:
-        raise UserError(f"task subject is longer than {MAX_SUBJECT} characters")
-    return subject.strip()
-
-
-def _check_verify(verify: Verify | dict | None) -> Verify | None:
-    if verify is None or isinstance(verify, Verify):
-        return verify
-    try:
-        return Verify.model_validate(verify)
-    except ValidationError as exc:
-        raise UserError(f"invalid verify: {validation_message(exc)}") from None

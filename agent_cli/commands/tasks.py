@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..board import dag
-from ..board.models import Problem, Task
-from ..board.store import TaskBoard
+if TYPE_CHECKING:  # the board pulls in pydantic: imported when a command runs
+    from ..board.models import Problem, Task
+    from ..board.store import TaskBoard
 from ..errors import Refused, UserError
 
 MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
@@ -133,6 +133,7 @@ def _add_parser_add(acts: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def board_of(args: argparse.Namespace) -> TaskBoard:
+    from ..board.store import TaskBoard
     from ..cli import workdir_of
 
     return TaskBoard(workdir_of(args) / ".tasks")
@@ -203,6 +204,8 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
 
 def cmd_complete(args: argparse.Namespace) -> int:
+    from ..board import dag
+
     board = board_of(args)
     token = args.token
     if token is None:  # the owner's own current token; never someone else's
@@ -246,6 +249,8 @@ def _cut(text: str, width: int) -> str:
 
 def render_table(tasks: list[Task], problems: list[Problem]) -> str:
     """The `tasks list` table: one row per task, an [E] row per unreadable file."""
+    from ..board import dag
+
     by_id = {t.id: t for t in tasks}
     rows: list[tuple[int, list[str]]] = []
     for task in tasks:
@@ -294,6 +299,8 @@ def render_table(tasks: list[Task], problems: list[Problem]) -> str:
 
 
 def render_task(task: Task) -> str:
+    from ..board import dag
+
     fields = [
         ("task", f"#{task.id} {task.subject}"),
         ("status", task.status),

@@ -10,11 +10,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import NotFound, UserError
 from ..names import LEAD, check_name
-from ..team.mailbox import Mailbox, MailMessage
-from ..team.roster import Member, Roster
+
+if TYPE_CHECKING:  # the stores pull in pydantic: imported when a command runs, not at start-up
+    from ..team.mailbox import MailMessage
+    from ..team.roster import Member
 
 REASON_WIDTH = 60
 CONTENT_WIDTH = 200
@@ -60,6 +63,8 @@ def _team_dir(args: argparse.Namespace) -> Path:
 
 
 def run_team(args: argparse.Namespace) -> int:
+    from ..team.roster import Roster
+
     snap = Roster(_team_dir(args)).snapshot()
     if args.json:
         data = {
@@ -105,6 +110,8 @@ def format_team(team: str, members: list[Member]) -> str:
 
 def run_inbox(args: argparse.Namespace) -> int:
     check_name(args.name, "inbox name")
+    from ..team.mailbox import Mailbox
+
     mail = Mailbox(_team_dir(args))
     delivery = mail.fetch(args.name)
     for problem in delivery.problems:
@@ -144,6 +151,9 @@ def run_send(args: argparse.Namespace) -> int:
     if not text:
         raise UserError("refusing to send an empty message")
     team_dir = _team_dir(args)
+    from ..team.mailbox import Mailbox
+    from ..team.roster import Roster
+
     roster = Roster(team_dir)
     if to != LEAD and roster.get(to) is None:
         snap = roster.snapshot()

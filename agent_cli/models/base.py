@@ -13,10 +13,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class TextBlock(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["text"] = "text"
     text: str
 
@@ -27,6 +29,8 @@ INVALID_INPUT_KEY = "__invalid_json__"
 
 
 class ToolUseBlock(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["tool_use"] = "tool_use"
     id: str
     name: str
@@ -34,6 +38,8 @@ class ToolUseBlock(BaseModel):
 
 
 class ToolResultBlock(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
     content: str
@@ -46,6 +52,8 @@ Block = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminato
 class Message(BaseModel):
     """One conversation turn. User turns hold text and tool_result blocks; assistant turns
     hold text and tool_use blocks."""
+
+    model_config = ConfigDict(defer_build=True)
 
     role: Literal["user", "assistant"]
     content: list[Block]
@@ -60,12 +68,16 @@ class Message(BaseModel):
 class ToolSpec(BaseModel):
     """What the model sees of a tool: name, description and the input's JSON schema."""
 
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     description: str
     input_schema: dict[str, Any]
 
 
 class Usage(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
@@ -90,13 +102,13 @@ class Usage(BaseModel):
         )
 
 
-StopReason = Literal[
-    "end_turn", "tool_use", "max_tokens", "pause_turn", "refusal", "stop_sequence"
-]
+StopReason = Literal["end_turn", "tool_use", "max_tokens", "pause_turn", "refusal", "stop_sequence"]
 
 
 class ModelRequest(BaseModel):
     """One call to a model. `agent` names the caller (the scripted model routes by it)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     agent: str
     system: str

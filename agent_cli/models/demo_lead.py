@@ -114,7 +114,10 @@ def _item(block: Block) -> InboxItem:
         rid = m.group(0) if m else None
     content = str(fields.get("content") or fields.get("plan") or text)
     if "plan" in kind and "\n" in content:  # show the plan's steps, not only its title
-        content = " / ".join(ln.strip() for ln in content.splitlines() if ln.strip())
+        lines = [ln.strip() for ln in content.splitlines() if ln.strip()]
+        if len(lines) > 1 and lines[0].lower().startswith("plan for approval"):
+            lines = lines[1:]  # the host's one-line announcement; the plan itself follows
+        content = " / ".join(lines)
     return InboxItem(sender, kind, content, str(rid) if rid else None)
 
 
@@ -310,31 +313,36 @@ def call_label(name: str, args: dict[str, Any]) -> str:
 
 
 def closing_text(turn: LeadTurn, user_text: str) -> str:
-    """Summarize what the tools actually returned (errors and denials included)."""
+    """Summarize what the tools actually returned (errors and denials included), as Markdown:
+    a list per section, sections apart, so the REPL renders one line per item."""
     zh = turn.intent.lang == "zh"
     pairs = turn.all_pairs()
-    lines: list[str] = []
+    sections: list[list[str]] = []
     if turn.inbox:
-        lines.append("收件箱：" if zh else "Inbox:")
-        lines.extend(f"- {i.sender} ({i.kind}): {first_line(i.content, 160)}" for i in turn.inbox)
+        sections.append(["收件箱：" if zh else "Inbox:"] + [
+            f"- {i.sender} ({i.kind}): {first_line(i.content, 160)}" for i in turn.inbox])
     if turn.intent.scenario == "help" and not pairs:
         if turn.inbox and not user_text:  # a turn that only delivers the inbox
-            return "(demo model) " + "\n".join(lines)
-        return "\n".join([help_text(turn.intent.lang), *lines])
+            return "(demo model) " + _join(sections)
+        return _join([[help_text(turn.intent.lang)], *sections])
     if pairs:
-        lines.append("我实际做了这些：" if zh else "What I did (tool results as returned):")
-    for pair in pairs:
-        mark = "✓" if pair.ok else "✗"
-        lines.append(f"{mark} {call_label(pair.use.name, pair.use.input)}: "
-                     f"{first_line(pair.text, 160)}")
+        sections.append(["我实际做了这些：" if zh else "What I did (tool results as returned):"] + [
+            f"- {'✓' if pair.ok else '✗'} {call_label(pair.use.name, pair.use.input)}: "
+            f"{first_line(pair.text, 160)}" for pair in pairs])
     failed = any(not p.ok for p in pairs if p.use.name != "read_file")
     if failed:
-        lines.append("有步骤失败或被拒绝（见上），依赖它们的步骤没有做。" if zh else
-                     "Some steps failed or were denied (see above); what depends on them was "
-                     "not done.")
+        sections.append(["有步骤失败或被拒绝（见上），依赖它们的步骤没有做。" if zh else
+                         "Some steps failed or were denied (see above); what depends on them "
+                         "was not done."])
     elif pairs:
-        lines.append(closing_hint(turn.intent.scenario, turn.intent.lang, turn.intent.names))
-    return "(demo model) " + "\n".join(lines)
+        hint = closing_hint(turn.intent.scenario, turn.intent.lang, turn.intent.names)
+        if hint:
+            sections.append([hint])
+    return "(demo model) " + _join(sections)
+
+
+def _join(sections: list[list[str]]) -> str:
+    return "\n\n".join("\n".join(lines) for lines in sections if lines)
 
 
 def new_tool_id(phase: int | None) -> str:

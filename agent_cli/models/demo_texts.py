@@ -74,9 +74,9 @@ HINTS_EN = {
     "verify": "reader and reviewer claim source and expected; verify waits for both. The host "
     "runs `python main.py` through the approval gate and completes verify only if the output "
     "matches expected.txt.",
-    "plan": "writer claims the task but must submit a plan first; when it arrives in my inbox "
-    "(type anything, e.g. \"check the inbox\"), I review it. The write to NOTES.md still asks "
-    "you: 1/2/3.",
+    "plan": "writer claims the task but must submit a plan first; when it reaches my inbox I "
+    "review it at once (a lead turn starts by itself). The write to NOTES.md still asks you: "
+    "1/2/3.",
     "shutdown": "{names} answer after the current step, release any task they hold and stop; "
     "/team shows them as shutdown.",
     "message": "{names} wakes up at once with the message and goes on with the task it holds.",
@@ -91,8 +91,8 @@ HINTS_ZH = {
     "用 1/2/3 审批写文件；/tasks 可以看到顺序。",
     "verify": "reader 和 reviewer 认领 source 与 expected；verify 等两者完成。宿主经审批运行 "
     "`python main.py`，输出与 expected.txt 一致才会完成 verify。",
-    "plan": "writer 认领任务后必须先提交计划；计划到达我的收件箱后"
-    "（随便输入一句，例如“看看收件箱”）我来审批。写 NOTES.md 仍然要你按 1/2/3 确认。",
+    "plan": "writer 认领任务后必须先提交计划；计划一到我的收件箱，我就自动开始一轮来审批。"
+    "写 NOTES.md 仍然要你按 1/2/3 确认。",
     "shutdown": "{names} 会在当前步骤结束后答复、释放手上的任务并停止；/team 显示为 shutdown。",
     "message": "{names} 收到消息后立即醒来，继续手上的任务。",
 }

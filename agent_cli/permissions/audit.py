@@ -8,13 +8,11 @@ whole lines under a thread lock plus a file lock, so threads and processes never
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from ..fsutil import append_line, utc_now
+from ..locking import StateLock
 
 MAX_STR = 500
 
@@ -35,17 +33,14 @@ def truncate(value: Any, limit: int = MAX_STR) -> Any:
 class AuditLog:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self._lock = threading.Lock()
-        self._file_lock = FileLock(str(self.path) + ".lock", timeout=10)
+        self._lock = StateLock(Path(str(self.path) + ".lock"))
 
     def record(self, **fields: Any) -> None:
         """Append one decision. Unknown fields are kept; `ts` is added when missing."""
         entry = {"ts": utc_now(), **truncate(fields)}
         line = json.dumps(entry, ensure_ascii=False, sort_keys=False)
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._file_lock:
-                append_line(self.path, line, fsync=False)
+        with self._lock.held():
+            append_line(self.path, line, fsync=False)
 
     def entries(self) -> list[dict[str, Any]]:
         """The parsed log (torn or corrupt lines are skipped)."""

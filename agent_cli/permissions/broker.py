@@ -48,6 +48,7 @@ class ApprovalAnswer:
 
 
 HEADLESS = ApprovalAnswer("deny", source="headless")
+CLOSED = ApprovalAnswer("deny", source="closed")
 
 
 @dataclass(eq=False)
@@ -65,16 +66,19 @@ class ApprovalBroker:
         self._queue: deque[_Slot] = deque()
         self._current: _Slot | None = None
         self._on_request: Callable[[], None] | None = None
+        self._ui_closed = False  # a UI was attached and has gone: the session is ending
 
     # ----- UI side ------------------------------------------------------------------------
     def attach_ui(self, on_request: Callable[[], None] | None = None) -> None:
         with self._cond:
             self._on_request = on_request or (lambda: None)
+            self._ui_closed = False
 
     def detach_ui(self) -> None:
         """No human any more: every waiting request is denied."""
         with self._cond:
             self._on_request = None
+            self._ui_closed = True
             slots = list(self._queue)
             if self._current is not None:
                 slots.append(self._current)
@@ -131,7 +135,7 @@ class ApprovalBroker:
         with self._cond:
             callback = self._on_request
             if callback is None:
-                return HEADLESS
+                return CLOSED if self._ui_closed else HEADLESS
             self._queue.append(slot)
             self._cond.notify_all()
         try:

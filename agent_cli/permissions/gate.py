@@ -191,7 +191,7 @@ def _denial_text(answer: ApprovalAnswer, noun: str, target: str) -> str:
     if answer.source == "interrupted":
         return f"Interrupted by the user: the {noun} was not run."
     if answer.source == "closed":
-        return f"Denied: the approval prompt was closed; the {noun} was not run."
+        return f"Denied: the session is closing; the {noun} was not run."
     text = f"The user denied this {noun}."
     if answer.feedback.strip():
         text += f" Feedback: {answer.feedback.strip()}"

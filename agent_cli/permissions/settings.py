@@ -12,10 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from ..errors import UserError
 from ..fsutil import atomic_write_json
+from ..locking import StateLock
 
 SETTINGS_RELPATH = Path(".agent-cli") / "settings.json"
 EFFECTS = ("allow", "deny")
@@ -63,8 +62,8 @@ def load_rules(path: Path) -> dict[str, list[str]]:
     return {effect: list(perms.get(effect, [])) for effect in EFFECTS}
 
 
-def _lock(path: Path) -> FileLock:
-    return FileLock(str(path) + ".lock", timeout=10)
+def _lock(path: Path) -> StateLock:
+    return StateLock(Path(str(path) + ".lock"))
 
 
 def update_rule(path: Path, rule: str, effect: str, present: bool) -> bool:
@@ -76,7 +75,7 @@ def update_rule(path: Path, rule: str, effect: str, present: bool) -> bool:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise SettingsError(f"cannot create {path.parent}: {exc.strerror or exc}") from exc
-    with _lock(path):
+    with _lock(path).held():
         data = _read(path)
         perms = data.setdefault("permissions", {})
         items: list[str] = perms.setdefault(effect, [])

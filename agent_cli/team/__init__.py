@@ -9,49 +9,11 @@ acknowledged cursors), `roster` (config.json), `protocol` (requests.json). `mana
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from filelock import FileLock, Timeout
-
-from ..errors import StorageError
+from ..errors import StorageError  # noqa: F401  (re-exported for the stores)
 from ..fsutil import utc_now
-
-LOCK_TIMEOUT_S = 30.0
-
-
-class StateLock:
-    """An in-process RLock plus a cross-process filelock on `path`, taken in that order.
-
-    Reentrant within a thread. Hold it only to re-read, check and write: never across a
-    model call, a tool run or an approval. A lock held by a hung process for longer than
-    `timeout` raises StorageError naming the lock file instead of hanging forever.
-    """
-
-    def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT_S) -> None:
-        self.path = Path(path)
-        self._thread_lock = threading.RLock()
-        self._file_lock = FileLock(str(self.path), thread_local=False)
-        self._timeout = timeout
-
-    @contextmanager
-    def held(self) -> Iterator[None]:
-        with self._thread_lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                self._file_lock.acquire(timeout=self._timeout)
-            except Timeout as exc:
-                raise StorageError(
-                    f"timed out after {self._timeout:g}s waiting for lock {self.path}"
-                ) from exc
-            except OSError as exc:
-                raise StorageError(f"cannot lock {self.path}: {exc.strerror or exc}") from exc
-            try:
-                yield
-            finally:
-                self._file_lock.release()
+from ..locking import LOCK_TIMEOUT_S, StateLock  # noqa: F401  (shared by every store)
 
 
 def set_aside(path: Path) -> Path | None:

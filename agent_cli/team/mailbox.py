@@ -50,7 +50,7 @@ RESPONSE_TYPES = frozenset({"shutdown_response", "plan_approval_response"})
 class MailMessage(BaseModel):
     """One inbox line. On disk the sender is the key "from"; in Python it is `sender`."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="ignore")
+    model_config = ConfigDict(defer_build=True, populate_by_name=True, extra="ignore")
 
     id: str
     type: MsgType

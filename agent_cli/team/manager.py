@@ -4,12 +4,18 @@ Team owns the in-process map of teammates (name -> Teammate), spawning and resta
 the shutdown protocol's request side, the plan gate it installs on the runtime's permission
 gate, the headless "is the team quiet" wait, and the `<inbox>` block that opens the lead's
 next turn. Teammate state on disk lives in the roster, mailbox and protocol store.
+
+Closing the team (`shutdown_all`) first closes automatic claims for everyone, and only then
+sends the shutdown requests: a task one teammate releases on its way out is never picked up
+by another teammate that is itself about to stop.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, NotFound, Refused
@@ -28,9 +34,67 @@ if TYPE_CHECKING:
     from .roster import Member
 
 
+CLOSING = "the team is shutting down: no new claims"
+
+
+class ClaimGate:
+    """Open while the team runs; `close()` stops new automatic claims and waits for the
+    claims already under way, so none lands after it returns."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._open = True
+        self._active = 0
+
+    @contextmanager
+    def attempt(self) -> Iterator[bool]:
+        """Yields True (and counts the attempt) while open, False once closed."""
+        with self._cond:
+            allowed = self._open
+            if allowed:
+                self._active += 1
+        try:
+            yield allowed
+        finally:
+            if allowed:
+                with self._cond:
+                    self._active -= 1
+                    self._cond.notify_all()
+
+    def close(self, timeout: float) -> bool:
+        """Refuse new attempts; True once no attempt is in progress (False on timeout)."""
+        with self._cond:
+            self._open = False
+            return self._cond.wait_for(lambda: self._active == 0, timeout)
+
+    def reopen(self) -> None:
+        with self._cond:
+            self._open = True
+
+    @property
+    def is_open(self) -> bool:
+        with self._cond:
+            return self._open
+
+
+class ManagedTeammate(Teammate):
+    """A Teammate whose automatic claims go through its team's ClaimGate."""
+
+    team: Team
+
+    def _try_claim(self) -> str | None:
+        with self.team.claims.attempt() as allowed:
+            if allowed:
+                return super()._try_claim()
+        held = self._held()
+        self._set_status("idle", held.id if held else None, CLOSING)
+        return None
+
+
 class Team:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
+        self.claims = ClaimGate()
         self._mates: dict[str, Teammate] = {}
         self._lock = threading.RLock()
         self._state = threading.Condition()
@@ -41,8 +105,14 @@ class Team:
 
     # ---- teammates -------------------------------------------------------------------
 
-    def spawn(self, name: str, role: str, prompt: str | None = None, model: str | None = None,
-              require_plan: bool = False) -> Member:
+    def spawn(
+        self,
+        name: str,
+        role: str,
+        prompt: str | None = None,
+        model: str | None = None,
+        require_plan: bool = False,
+    ) -> Member:
         """Start (or restart) teammate `name`; Refused if it is running or is the lead."""
         check_name(name, "teammate name")
         if name == LEAD:
@@ -51,7 +121,8 @@ class Team:
             current = self._mates.get(name)
             if current is not None and current.alive():
                 raise Refused(f"{name} is already running")
-            mate = Teammate(self.rt, self, name, role, model, require_plan, prompt)
+            self.claims.reopen()  # a spawn after shutdown_all means the team runs again
+            mate = ManagedTeammate(self.rt, self, name, role, model, require_plan, prompt)
             member = self.rt.roster.add(name, role, model, require_plan)
             self._mates[name] = mate
             mate.start()
@@ -68,10 +139,18 @@ class Team:
             if req.sender == sender:
                 return req
         req = self.rt.protocols.create("shutdown", sender, name, content="finish and shut down")
-        self.rt.mail.send(sender, name, "please finish your current step and shut down",
-                          type="shutdown_request", request_id=req.id)
-        self.rt.events.emit(MessageEvent(agent=sender, to=name, msg_type="shutdown_request",
-                                         preview="shutdown requested"))
+        self.rt.mail.send(
+            sender,
+            name,
+            "please finish your current step and shut down",
+            type="shutdown_request",
+            request_id=req.id,
+        )
+        self.rt.events.emit(
+            MessageEvent(
+                agent=sender, to=name, msg_type="shutdown_request", preview="shutdown requested"
+            )
+        )
         return req
 
     def running(self) -> list[str]:
@@ -83,11 +162,13 @@ class Team:
             return self._mates.get(name)
 
     def shutdown_all(self, timeout: float) -> list[str]:
-        """Request shutdown of every running teammate; wait up to `timeout` for their threads.
+        """Close claims for everyone, then request shutdown of every running teammate and
+        wait up to `timeout` for their threads.
 
         Returns the names still busy (e.g. waiting for a human's approval) at the deadline.
         """
         deadline = time.monotonic() + timeout
+        self.claims.close(timeout)  # before any request: a released task stays released
         names = self.running()
         for name in names:
             try:
@@ -124,12 +205,18 @@ class Team:
             mates = list(self._mates.values())
         return all(m.is_quiet() for m in mates)
 
-    def wait_quiet(self, timeout: float) -> bool:
-        """Block until is_quiet() (True) or `timeout` seconds pass (False)."""
+    def wait_quiet(self, timeout: float, wake: Callable[[], bool] | None = None) -> bool:
+        """Block until is_quiet() (True) or `timeout` seconds pass (False).
+
+        With `wake`, also return False as soon as wake() is true (checked first, on every
+        state change and at least every check interval): e.g. a plan request for the lead.
+        """
         deadline = time.monotonic() + timeout
         while True:
             with self._state:
                 gen = self._state_gen
+            if wake is not None and wake():
+                return False
             if self.is_quiet():
                 return self.status.flush(max(0.0, deadline - time.monotonic()))
             left = deadline - time.monotonic()
@@ -165,8 +252,7 @@ class Team:
 
         rt = self.rt
         team_name = rt.roster.team_name
-        system = render_prompt("lead", name=LEAD, role="lead", team=team_name,
-                               workdir=rt.workdir)
+        system = render_prompt("lead", name=LEAD, role="lead", team=team_name, workdir=rt.workdir)
         return Agent(
             Identity(LEAD, "lead", team_name, rt.workdir),
             system,
@@ -179,6 +265,10 @@ class Team:
             runtime=rt,
         )
 
+    def lead_unread(self) -> list[MailMessage]:
+        """The lead's messages no turn has taken in yet (a peek: nothing is acknowledged)."""
+        return [m for m in self.rt.mail.peek(LEAD) if m.id not in self._lead_seen]
+
     def lead_inbox_block(self) -> str | None:
         """The lead's unread messages as one `<inbox>` block (then acknowledged), or None."""
         delivery = self.rt.mail.fetch(LEAD)
@@ -189,8 +279,13 @@ class Team:
             self._lead_seen.add(msg.id)
             why = self._mismatch(msg)
             if why is not None:
-                self.rt.events.emit(Notice(agent=LEAD, level="warning",
-                                           text=f"rejected {msg.type} from {msg.sender}: {why}"))
+                self.rt.events.emit(
+                    Notice(
+                        agent=LEAD,
+                        level="warning",
+                        text=f"rejected {msg.type} from {msg.sender}: {why}",
+                    )
+                )
                 continue
             shown.append(msg)
         if delivery.cursor > self.rt.mail.cursor(LEAD):  # also skips quarantined lines

@@ -61,7 +61,7 @@ def short_id(request_id: object) -> str:
 class ProtocolRequest(BaseModel):
     """One request and, once answered, its resolution."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     id: str
     kind: ProtocolKind
@@ -81,6 +81,8 @@ class ProtocolRequest(BaseModel):
 
 
 class RequestsFile(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     version: Literal[1]
     requests: list[ProtocolRequest]
 

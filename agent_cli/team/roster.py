@@ -31,7 +31,7 @@ MAX_ROLE_CHARS = 200
 class Member(BaseModel):
     """One teammate (or the lead) as recorded in config.json."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     name: str
     role: str
@@ -54,7 +54,7 @@ class Member(BaseModel):
 class TeamConfig(BaseModel):
     """The whole of config.json."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
 
     team: str
     updated_at: str | None = None

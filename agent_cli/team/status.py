@@ -36,8 +36,7 @@ class StatusWriter:
         with self._cond:
             self._pending.setdefault(name, {}).update(fields)
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="roster-writer",
-                                                daemon=True)
+                self._thread = threading.Thread(target=self._run, name="roster-writer", daemon=True)
                 self._thread.start()
             self._cond.notify_all()
         if wait:

@@ -59,9 +59,16 @@ class TrackingGate:
 class Teammate:
     """A teammate thread and its state. Built and started by Team.spawn."""
 
-    def __init__(self, runtime: Runtime, team: Team, name: str, role: str,
-                 model: str | None = None, require_plan: bool = False,
-                 prompt: str | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        team: Team,
+        name: str,
+        role: str,
+        model: str | None = None,
+        require_plan: bool = False,
+        prompt: str | None = None,
+    ) -> None:
         self.rt = runtime
         self.team = team
         self.name = name
@@ -93,8 +100,9 @@ class Teammate:
 
         rt = self.rt
         team_name = rt.roster.team_name
-        system = render_prompt("teammate", name=self.name, role=self.role, team=team_name,
-                               workdir=rt.workdir)
+        system = render_prompt(
+            "teammate", name=self.name, role=self.role, team=team_name, workdir=rt.workdir
+        )
         return Agent(
             Identity(self.name, self.role, team_name, rt.workdir),
             system,
@@ -125,8 +133,10 @@ class Teammate:
             return ""
         if held is None:
             return "You hold no task; the host auto-claims ready tasks when you go idle."
-        return (f"You hold task #{held.id} ({held.subject}), claim_token {held.claim_token}; "
-                "finish it with complete_task.")
+        return (
+            f"You hold task #{held.id} ({held.subject}), claim_token {held.claim_token}; "
+            "finish it with complete_task."
+        )
 
     def is_quiet(self) -> bool:
         """Waiting idle, and nothing it watches has changed since its last empty scan."""
@@ -234,8 +244,9 @@ class Teammate:
             elif msg.type == "plan_approval_response":
                 self._take_plan_answer(msg)
             elif msg.type in ("shutdown_response", "plan_approval_request"):
-                self._warn(f"{self.name} ignored a {msg.type} from {msg.sender}: not for a "
-                           "teammate")
+                self._warn(
+                    f"{self.name} ignored a {msg.type} from {msg.sender}: not for a teammate"
+                )
             else:
                 self.intake.hold(msg)
         return accepted
@@ -264,8 +275,15 @@ class Teammate:
             self._set_status("idle", None, res.reason)
             return None
         task = res.task
-        self.rt.events.emit(TaskEvent(agent=self.name, action="claimed", task_id=task.id,
-                                      subject=task.subject, detail="auto-claimed"))
+        self.rt.events.emit(
+            TaskEvent(
+                agent=self.name,
+                action="claimed",
+                task_id=task.id,
+                subject=task.subject,
+                detail="auto-claimed",
+            )
+        )
         self._set_status("working", task.id, "")
         return auto_claim_block(task)
 
@@ -302,15 +320,23 @@ class Teammate:
         reason = self._status[2] if self._status else ""
         content = f"{self.name} is idle: {reason}" if reason else f"{self.name} is idle"
         self.rt.mail.send(self.name, LEAD, content, type="idle_notification")
-        self.rt.events.emit(MessageEvent(agent=self.name, to=LEAD, msg_type="idle_notification",
-                                         preview=content))
+        self.rt.events.emit(
+            MessageEvent(agent=self.name, to=LEAD, msg_type="idle_notification", preview=content)
+        )
 
     # ---- protocols -------------------------------------------------------------------
 
     def _accept_shutdown(self, msg: MailMessage) -> bool:
         try:
-            self.rt.protocols.resolve(msg.request_id, "shutdown", self.name, msg.sender, True,
-                                      resolution="shutting down", response_id=msg.id)
+            self.rt.protocols.resolve(
+                msg.request_id,
+                "shutdown",
+                self.name,
+                msg.sender,
+                True,
+                resolution="shutting down",
+                response_id=msg.id,
+            )
         except (UserError, CorruptFile) as exc:
             self._warn(f"{self.name} ignored a shutdown_request from {msg.sender}: {exc}")
             return False
@@ -336,17 +362,33 @@ class Teammate:
         if held is None:
             return None
         task = self.rt.board.release(held.id, self.name, reason=reason)
-        self.rt.events.emit(TaskEvent(agent=self.name, action="released", task_id=held.id,
-                                      subject=held.subject, detail=reason))
+        self.rt.events.emit(
+            TaskEvent(
+                agent=self.name,
+                action="released",
+                task_id=held.id,
+                subject=held.subject,
+                detail=reason,
+            )
+        )
         return task
 
     def _shut_down(self, msg: MailMessage) -> None:
         released = self._release_held("shutdown")
         note = f"; task #{released.id} released to pending" if released else ""
-        self.rt.mail.send(self.name, msg.sender, f"{self.name} shut down{note}",
-                          type="shutdown_response", request_id=msg.request_id, approve=True)
-        self.rt.events.emit(MessageEvent(agent=self.name, to=msg.sender,
-                                         msg_type="shutdown_response", preview="shut down"))
+        self.rt.mail.send(
+            self.name,
+            msg.sender,
+            f"{self.name} shut down{note}",
+            type="shutdown_response",
+            request_id=msg.request_id,
+            approve=True,
+        )
+        self.rt.events.emit(
+            MessageEvent(
+                agent=self.name, to=msg.sender, msg_type="shutdown_response", preview="shut down"
+            )
+        )
         self.intake.ack()
         self._set_status("shutdown", None, "")
 
@@ -362,19 +404,23 @@ class Teammate:
         content = f"{self.name} failed: {reason}{note}"
         try:
             self.rt.mail.send(self.name, LEAD, content, type="error")
-            self.rt.events.emit(MessageEvent(agent=self.name, to=LEAD, msg_type="error",
-                                             preview=content[:200]))
+            self.rt.events.emit(
+                MessageEvent(agent=self.name, to=LEAD, msg_type="error", preview=content[:200])
+            )
         except (AgentCliError, OSError) as exc:
             self._warn(f"{content} (and the lead could not be told: {exc})")
         self._set_status("failed", None, reason[:200])
 
     def _report_hold(self, held: Task) -> None:
-        content = (f"I hold task #{held.id} ({held.subject}) but could not finish it: "
-                   f"{self._denial}. It stays in_progress with me; message me to continue "
-                   "or release it.")
+        content = (
+            f"I hold task #{held.id} ({held.subject}) but could not finish it: "
+            f"{self._denial}. It stays in_progress with me; message me to continue "
+            "or release it."
+        )
         self.rt.mail.send(self.name, LEAD, content, type="message")
-        self.rt.events.emit(MessageEvent(agent=self.name, to=LEAD, msg_type="message",
-                                         preview=content[:120]))
+        self.rt.events.emit(
+            MessageEvent(agent=self.name, to=LEAD, msg_type="message", preview=content[:120])
+        )
 
     # ---- small helpers ---------------------------------------------------------------
 
@@ -387,10 +433,16 @@ class Teammate:
             return
         self._status = key
         # "working" is written while the model runs (the wake-up path); others before going on
-        self.team.status.post(self.name, wait=status != "working", status=status,
-                              current_task=task_id, idle_reason=reason)
-        self.rt.events.emit(StatusEvent(agent=self.name, status=status, task_id=task_id,
-                                        reason=reason))
+        self.team.status.post(
+            self.name,
+            wait=status != "working",
+            status=status,
+            current_task=task_id,
+            idle_reason=reason,
+        )
+        self.rt.events.emit(
+            StatusEvent(agent=self.name, status=status, task_id=task_id, reason=reason)
+        )
         self.team.state_changed()
 
     def _record_tokens(self) -> None:

@@ -52,8 +52,7 @@ def _expected_stdout(verify: Verify, workdir: Path) -> str | None:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ToolError(
-            f"cannot read expected_stdout_file {verify.expected_stdout_file}: "
-            f"{exc.strerror or exc}"
+            f"cannot read expected_stdout_file {verify.expected_stdout_file}: {exc.strerror or exc}"
         ) from exc
 
 
@@ -126,8 +125,13 @@ def complete_verified(
             )
     done = runtime.board.complete(task_id, owner, claim_token, result, actor=owner)
     runtime.events.emit(
-        TaskEvent(agent=owner, action="completed", task_id=task_id, subject=task.subject,
-                  detail=result[:200])
+        TaskEvent(
+            agent=owner,
+            action="completed",
+            task_id=task_id,
+            subject=task.subject,
+            detail=result[:200],
+        )
     )
     text = f"task #{task_id} completed"
     if task.verify is not None:

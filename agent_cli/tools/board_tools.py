@@ -22,9 +22,8 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 
-
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
 
 class CreateTaskInput(_Input):
@@ -113,8 +112,9 @@ def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
     task = rt.board.create(
         args.subject, args.description, args.blocked_by, args.verify, actor=ctx.agent
     )
-    rt.events.emit(TaskEvent(agent=ctx.agent, action="created", task_id=task.id,
-                             subject=task.subject))
+    rt.events.emit(
+        TaskEvent(agent=ctx.agent, action="created", task_id=task.id, subject=task.subject)
+    )
     return f"created task #{task.id}: {task_line(task)}"
 
 
@@ -122,8 +122,9 @@ def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
 def _update(args: UpdateTaskInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
     task = rt.board.update(args.task_id, add_blocked_by=args.add_blocked_by, actor=ctx.agent)
-    rt.events.emit(TaskEvent(agent=ctx.agent, action="updated", task_id=task.id,
-                             subject=task.subject))
+    rt.events.emit(
+        TaskEvent(agent=ctx.agent, action="updated", task_id=task.id, subject=task.subject)
+    )
     return f"updated: {task_line(task)}"
 
 
@@ -150,8 +151,9 @@ def _claim(args: ClaimTaskInput, ctx: ToolContext) -> str:
         task = res.task
     else:
         task = rt.board.claim(args.task_id, ctx.agent)
-    rt.events.emit(TaskEvent(agent=ctx.agent, action="claimed", task_id=task.id,
-                             subject=task.subject))
+    rt.events.emit(
+        TaskEvent(agent=ctx.agent, action="claimed", task_id=task.id, subject=task.subject)
+    )
     _touch_teammate(rt, ctx.agent)
     return f"claimed task #{task.id} ({task.subject}); claim_token: {task.claim_token}"
 
@@ -169,15 +171,17 @@ def _complete(args: CompleteTaskInput, ctx: ToolContext) -> str:
         subject = rt.board.get(args.task_id).subject
         content = f"task #{args.task_id} ({subject}) completed: {args.result}"
         rt.mail.send(ctx.agent, LEAD, content, type="result")
-        rt.events.emit(MessageEvent(agent=ctx.agent, to=LEAD, msg_type="result",
-                                    preview=content[:120]))
+        rt.events.emit(
+            MessageEvent(agent=ctx.agent, to=LEAD, msg_type="result", preview=content[:120])
+        )
     _touch_teammate(rt, ctx.agent)
     return text
 
 
 def _tool(name, description, model, handler, read_only=False) -> Tool:
-    return Tool(name=name, description=description, input_model=model, handler=handler,
-                read_only=read_only)
+    return Tool(
+        name=name, description=description, input_model=model, handler=handler, read_only=read_only
+    )
 
 
 def create_task_tool() -> Tool:
@@ -187,22 +191,38 @@ def create_task_tool() -> Tool:
         "blocked_by lists task ids that must be completed first. verify (optional) is a shell "
         "command plus the expected stdout (or a file holding it) and exit code; the host runs "
         "it when the owner calls complete_task and completes the task only if it passes.",
-        CreateTaskInput, _create)
+        CreateTaskInput,
+        _create,
+    )
 
 
 def update_task_tool() -> Tool:
-    return _tool("update_task", "Add dependencies to a task that is still pending and unowned.",
-                 UpdateTaskInput, _update)
+    return _tool(
+        "update_task",
+        "Add dependencies to a task that is still pending and unowned.",
+        UpdateTaskInput,
+        _update,
+    )
 
 
 def list_tasks_tool() -> Tool:
-    return _tool("list_tasks", "List every task on the board: id, status, owner, blockers.",
-                 ListTasksInput, _list, read_only=True)
+    return _tool(
+        "list_tasks",
+        "List every task on the board: id, status, owner, blockers.",
+        ListTasksInput,
+        _list,
+        read_only=True,
+    )
 
 
 def get_task_tool() -> Tool:
-    return _tool("get_task", "Show one task in full (your claim_token if you own it).",
-                 GetTaskInput, _get, read_only=True)
+    return _tool(
+        "get_task",
+        "Show one task in full (your claim_token if you own it).",
+        GetTaskInput,
+        _get,
+        read_only=True,
+    )
 
 
 def claim_task_tool() -> Tool:
@@ -210,7 +230,9 @@ def claim_task_tool() -> Tool:
         "claim_task",
         "Claim a pending task whose blockers are all completed (omit task_id for the lowest "
         "claimable one). You hold at most one task at a time. Returns the claim_token.",
-        ClaimTaskInput, _claim)
+        ClaimTaskInput,
+        _claim,
+    )
 
 
 def complete_task_tool() -> Tool:
@@ -219,7 +241,9 @@ def complete_task_tool() -> Tool:
         "Complete the task you own with its claim_token and a short result. If the task has a "
         "verify, the host runs it first and completes only if it passes; otherwise you get "
         "the failure and keep the task.",
-        CompleteTaskInput, _complete)
+        CompleteTaskInput,
+        _complete,
+    )
 
 
 def lead_board_tools() -> list[Tool]:

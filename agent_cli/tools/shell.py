@@ -17,7 +17,7 @@ import threading
 import time
 from typing import IO
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolOutput
@@ -30,6 +30,8 @@ DRAIN_S = 1.0
 
 
 class ShellInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     command: str = Field(description="The bash command line to run in the workdir")
     timeout_s: float = Field(120, gt=0, le=600, description="Seconds before it is killed (max 600)")
 

@@ -19,7 +19,7 @@ from .board_tools import _runtime, lead_board_tools, teammate_board_tools, user_
 
 
 class _Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
 
 class SpawnTeammateInput(_Input):
@@ -101,8 +101,9 @@ def _send(args: SendMessageInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
     _check_recipient(ctx, args.to)
     rt.mail.send(ctx.agent, args.to, args.content, "message")
-    rt.events.emit(MessageEvent(agent=ctx.agent, to=args.to, msg_type="message",
-                                preview=args.content[:120]))
+    rt.events.emit(
+        MessageEvent(agent=ctx.agent, to=args.to, msg_type="message", preview=args.content[:120])
+    )
     tm = rt.team.teammate(ctx.agent)
     if tm is not None:
         tm.note_sent(args.to)
@@ -115,8 +116,11 @@ def _broadcast(args: BroadcastInput, ctx: ToolContext) -> str:
     names = [m.name for m in rt.roster.members() if m.status not in ("shutdown", "failed")]
     sent = rt.mail.broadcast(ctx.agent, args.content, names)
     for msg in sent:
-        rt.events.emit(MessageEvent(agent=ctx.agent, to=msg.to, msg_type="broadcast",
-                                    preview=args.content[:120]))
+        rt.events.emit(
+            MessageEvent(
+                agent=ctx.agent, to=msg.to, msg_type="broadcast", preview=args.content[:120]
+            )
+        )
     if not sent:
         return "nobody to broadcast to (no active teammates)"
     return "sent to " + ", ".join(m.to for m in sent)
@@ -152,13 +156,18 @@ def _submit_plan(args: SubmitPlanInput, ctx: ToolContext) -> str:
 
 
 def _idle(args: IdleInput, ctx: ToolContext) -> ToolOutput:
-    return ToolOutput("going idle: the host wakes you with a message or a new task",
-                      end_turn=True)
+    return ToolOutput("going idle: the host wakes you with a message or a new task", end_turn=True)
 
 
 def _tool(name, description, model, handler, read_only=False, plan_exempt=False) -> Tool:
-    return Tool(name=name, description=description, input_model=model, handler=handler,
-                read_only=read_only, plan_exempt=plan_exempt)
+    return Tool(
+        name=name,
+        description=description,
+        input_model=model,
+        handler=handler,
+        read_only=read_only,
+        plan_exempt=plan_exempt,
+    )
 
 
 def spawn_teammate_tool() -> Tool:
@@ -167,22 +176,35 @@ def spawn_teammate_tool() -> Tool:
         "Start a teammate thread with its own conversation. It claims ready tasks from the "
         "board by itself; prompt (optional) is its first message. A running name is refused; "
         "a shut-down name is restarted with its old transcript.",
-        SpawnTeammateInput, _spawn)
+        SpawnTeammateInput,
+        _spawn,
+    )
 
 
 def list_teammates_tool() -> Tool:
-    return _tool("list_teammates", "Each teammate's status, current task and idle reason.",
-                 ListTeammatesInput, _list_teammates, read_only=True)
+    return _tool(
+        "list_teammates",
+        "Each teammate's status, current task and idle reason.",
+        ListTeammatesInput,
+        _list_teammates,
+        read_only=True,
+    )
 
 
 def send_message_tool() -> Tool:
-    return _tool("send_message", "Send a message to the lead or one teammate's inbox.",
-                 SendMessageInput, _send, plan_exempt=True)
+    return _tool(
+        "send_message",
+        "Send a message to the lead or one teammate's inbox.",
+        SendMessageInput,
+        _send,
+        plan_exempt=True,
+    )
 
 
 def broadcast_tool() -> Tool:
-    return _tool("broadcast", "Send the same message to every active teammate.",
-                 BroadcastInput, _broadcast)
+    return _tool(
+        "broadcast", "Send the same message to every active teammate.", BroadcastInput, _broadcast
+    )
 
 
 def request_shutdown_tool() -> Tool:
@@ -190,7 +212,9 @@ def request_shutdown_tool() -> Tool:
         "request_shutdown",
         "Ask a teammate to shut down. It finishes its current step first, releases an "
         "unfinished task to pending and confirms with a shutdown_response.",
-        RequestShutdownInput, _request_shutdown)
+        RequestShutdownInput,
+        _request_shutdown,
+    )
 
 
 def review_plan_tool() -> Tool:
@@ -198,7 +222,9 @@ def review_plan_tool() -> Tool:
         "review_plan",
         "Approve or reject a teammate's plan (request_id from its plan_approval_request). "
         "Feedback goes back to the teammate.",
-        ReviewPlanInput, _review_plan)
+        ReviewPlanInput,
+        _review_plan,
+    )
 
 
 def submit_plan_tool() -> Tool:
@@ -206,7 +232,10 @@ def submit_plan_tool() -> Tool:
         "submit_plan",
         "Send your plan to the lead for approval. Until it is approved, your effectful tools "
         "are refused and you do not receive new tasks.",
-        SubmitPlanInput, _submit_plan, plan_exempt=True)
+        SubmitPlanInput,
+        _submit_plan,
+        plan_exempt=True,
+    )
 
 
 def idle_tool() -> Tool:
@@ -214,13 +243,23 @@ def idle_tool() -> Tool:
         "idle",
         "End your turn and wait. The host wakes you when a message arrives or a task becomes "
         "claimable.",
-        IdleInput, _idle, plan_exempt=True)
+        IdleInput,
+        _idle,
+        plan_exempt=True,
+    )
 
 
 def lead_tools() -> list[Tool]:
     """The lead's board and team tools (workspace tools are added by the caller)."""
-    return [*lead_board_tools(), spawn_teammate_tool(), list_teammates_tool(),
-            send_message_tool(), broadcast_tool(), request_shutdown_tool(), review_plan_tool()]
+    return [
+        *lead_board_tools(),
+        spawn_teammate_tool(),
+        list_teammates_tool(),
+        send_message_tool(),
+        broadcast_tool(),
+        request_shutdown_tool(),
+        review_plan_tool(),
+    ]
 
 
 def teammate_tools() -> list[Tool]:

@@ -15,7 +15,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext
@@ -93,6 +93,8 @@ def _current(path: Path, shown: str) -> str:
 
 # ----- read_file ----------------------------------------------------------------------------
 class ReadFileInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str = Field(description="File path, relative to the workdir")
     offset: int = Field(0, ge=0, description="1-based line to start at (0 = from the top)")
     limit: int = Field(2000, ge=1, le=10_000, description="Maximum number of lines")
@@ -122,6 +124,8 @@ def read_file(args: ReadFileInput, ctx: ToolContext) -> str:
 
 # ----- write_file ---------------------------------------------------------------------------
 class WriteFileInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str = Field(description="File path, relative to the workdir")
     content: str = Field(description="The complete new content of the file")
 
@@ -155,6 +159,8 @@ def preview_write(args: WriteFileInput, ctx: ToolContext) -> str:
 
 # ----- edit_file ----------------------------------------------------------------------------
 class EditFileInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str = Field(description="File path, relative to the workdir")
     old_string: str = Field(description="Exact text to replace (must be unique unless replace_all)")
     new_string: str = Field(description="Replacement text")
@@ -197,6 +203,8 @@ def preview_edit(args: EditFileInput, ctx: ToolContext) -> str:
 
 # ----- glob ---------------------------------------------------------------------------------
 class GlobInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     pattern: str = Field(description="Glob pattern, e.g. '**/*.py' ('**' crosses directories)")
     path: str = Field(".", description="Directory to search from, relative to the workdir")
 
@@ -237,6 +245,8 @@ def glob_files(args: GlobInput, ctx: ToolContext) -> str:
 
 # ----- grep ---------------------------------------------------------------------------------
 class GrepInput(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     pattern: str = Field(description="Python regular expression")
     path: str = Field(".", description="File or directory to search, relative to the workdir")
     glob: str | None = Field(None, description="Only files matching this glob, e.g. '*.py'")

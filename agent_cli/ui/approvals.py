@@ -91,12 +91,14 @@ def choice_bindings() -> KeyBindings:
 
         @kb.add(key)
         def _(event: Any, result: str = key) -> None:
+            event.current_buffer.insert_text(result)  # the answer stays on screen
             event.app.exit(result=result)
 
     @kb.add("escape", eager=True)
     @kb.add("c-c")
     @kb.add("c-d")
     def _(event: Any) -> None:
+        event.current_buffer.insert_text("no")
         event.app.exit(result="esc")
 
     @kb.add(Keys.Any)
@@ -119,7 +121,9 @@ class ApprovalPrompter:
         self.color = color
 
     def _session(self, **kw: Any) -> PromptSession:
-        return PromptSession(input=self.input, output=self.output, **kw)
+        # No completion menu here, so no rows kept free below the question.
+        return PromptSession(input=self.input, output=self.output, reserve_space_for_menu=0,
+                             **kw)
 
     def ask(self, req: Any) -> Any:
         """Read the choice for `req` (its panel is already on screen); an ApprovalAnswer."""

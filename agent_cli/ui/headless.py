@@ -1,5 +1,11 @@
-"""Headless mode (`agent-cli -p PROMPT`): one lead turn with no terminal, optionally waiting
+"""Headless mode (`agent-cli -p PROMPT`): a lead turn with no terminal, optionally waiting
 until the team is quiet, then the result as text or JSON.
+
+With --wait the lead also answers its teammates, as it would in the REPL: a
+plan_approval_request (a teammate is blocked on the lead) gets a lead turn at once; results,
+errors and messages still unread once the team is quiet get one more lead turn, so the final
+text reflects what happened. Each of these turns opens with the lead's `<inbox>` only; at most
+MAX_LEAD_TURNS turns run in all.
 
 No human is there to ask: the rules decide, and anything that would ask is denied. The
 denials are collected (who, tool, what, the rule that would allow it) and reported. The whole
@@ -16,9 +22,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from ..events import Notice
 from .toolbar import count_tasks
 
 NO_HUMAN = "no human to approve in headless mode"
+MAX_LEAD_TURNS = 10
+URGENT_TYPES = frozenset({"plan_approval_request"})  # a teammate waits for the lead
+ANSWER_TYPES = frozenset({"plan_approval_request", "result", "error", "message"})
 
 
 @dataclass
@@ -54,7 +64,7 @@ class HeadlessDenials:
 
 def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
                  err: TextIO | None = None) -> int:
-    """One lead turn with `args.prompt`; --wait for a quiet team; print; exit code."""
+    """The lead's turn on `args.prompt`; --wait for a quiet team; print; exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
     limit = float(getattr(args, "timeout", 600.0) or 600.0)
@@ -64,11 +74,14 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
     lead = runtime.team.make_lead()
     quiet = False
     try:
-        result, finished = _lead_turn(runtime, lead, args.prompt, deadline)
+        turns, finished = _lead_turn(runtime, lead, args.prompt, deadline)
         quiet = finished
         if finished and getattr(args, "wait", False):
-            quiet = runtime.team.wait_quiet(max(0.0, deadline - time.monotonic()))
+            more, quiet, finished = follow_up(runtime, lead, deadline)
+            turns += more
+        result = turns[-1] if turns else None
         report = build_report(runtime, lead, result, denials.snapshot())
+        report["lead_turns"] = [_turn_record(t) for t in turns]
         if not quiet:
             report["timed_out"] = True
             report["still_running"] = still_running(runtime, lead_busy=not finished)
@@ -87,6 +100,38 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
     return 1 if result is not None and result.stop_reason == "error" else 0
 
 
+def follow_up(runtime: Any, lead: Any, deadline: float) -> tuple[list[Any], bool, bool]:
+    """Wait for a quiet team, giving the lead a turn whenever its teammates need it.
+
+    Returns (the extra turns' results, quiet, the last lead turn finished).
+    """
+    team = runtime.team
+    turns: list[Any] = []
+    while True:
+        left = max(0.0, deadline - time.monotonic())
+        quiet = team.wait_quiet(left, wake=lambda: _unread(team, URGENT_TYPES))
+        if not _unread(team, URGENT_TYPES if not quiet else ANSWER_TYPES):
+            if quiet or time.monotonic() >= deadline:
+                return turns, quiet, True
+            continue  # woken for a message another reader already took in
+        if len(turns) + 1 >= MAX_LEAD_TURNS:
+            runtime.events.emit(Notice(agent="lead", level="warning", text=(
+                f"stopped after {MAX_LEAD_TURNS} lead turns; unread messages stay in the inbox")))
+            return turns, quiet or team.is_quiet(), True
+        results, finished = _lead_turn(runtime, lead, None, deadline)
+        turns += results
+        if not finished:
+            return turns, False, False
+
+
+def _unread(team: Any, types: frozenset[str]) -> bool:
+    return any(m.type in types for m in team.lead_unread())
+
+
+def _turn_record(result: Any) -> dict[str, Any]:
+    return {"text": result.text, "stop_reason": result.stop_reason}
+
+
 def stop_teammates(runtime: Any) -> None:
     """Interrupt every running teammate's turn so the shutdown that follows is quick."""
     for name in runtime.team.running():
@@ -95,24 +140,28 @@ def stop_teammates(runtime: Any) -> None:
             mate.agent.interrupt()
 
 
-def _lead_turn(runtime: Any, lead: Any, prompt: str, deadline: float) -> tuple[Any, bool]:
-    """Run the turn on a thread so the deadline holds; (result or None, finished)."""
+def _lead_turn(runtime: Any, lead: Any, prompt: str | None,
+               deadline: float) -> tuple[list[Any], bool]:
+    """One lead turn on a thread so the deadline holds: its inbox, then `prompt` (None: the
+    inbox alone; no turn when it is empty). ([result] or [], finished)."""
     box: dict[str, Any] = {}
     done = threading.Event()
 
     def work() -> None:
         try:
             block = runtime.team.lead_inbox_block()
-            box["result"] = lead.run_turn([block, prompt] if block else prompt)
+            content = [c for c in (block, prompt) if c]
+            if content:
+                box["result"] = lead.run_turn(content if len(content) > 1 else content[0])
         finally:
             done.set()
 
     threading.Thread(target=work, name="lead-turn", daemon=True).start()
-    if done.wait(max(0.0, deadline - time.monotonic())):
-        return box.get("result"), True
-    lead.interrupt()
-    done.wait(5.0)
-    return box.get("result"), False
+    finished = done.wait(max(0.0, deadline - time.monotonic()))
+    if not finished:
+        lead.interrupt()
+        done.wait(5.0)
+    return ([box["result"]] if "result" in box else []), finished
 
 
 def build_report(runtime: Any, lead: Any, result: Any, denials: list[dict]) -> dict[str, Any]:
@@ -152,8 +201,10 @@ def _print(report: dict[str, Any], fmt: str, out: TextIO, err: TextIO) -> None:
         out.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
         out.flush()
         return
-    if report["result"]:
-        out.write(report["result"].rstrip("\n") + "\n")
+    texts = [t["text"] for t in report.get("lead_turns", []) if t["text"].strip()]
+    if not texts and report["result"]:
+        texts = [report["result"]]
+    out.write("\n\n".join(t.rstrip("\n") for t in texts) + ("\n" if texts else ""))
     tasks = report["tasks"]
     if tasks:
         c = count_tasks([_TaskView(t) for t in tasks])

@@ -1,8 +1,10 @@
 """LeadRunner: runs the lead's turns on a worker thread so the terminal stays responsive.
 
 Messages typed while the lead works are queued and sent, in order, when it finishes. Each
-turn starts with the lead's unread inbox (teammates' results) prepended. `interrupt()` is
-safe from any thread; `wait_idle()` blocks on a condition (tests, exit).
+turn starts with the lead's unread inbox (teammates' results) prepended. `wake()` queues a
+turn on the inbox alone (the REPL calls it when a teammate's plan waits for the lead); it is
+skipped when an earlier turn already took those messages in. `interrupt()` is safe from any
+thread; `wait_idle()` blocks on a condition (tests, exit).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ class LeadRunner:
         self.agent = agent
         self.on_change = on_change
         self._cond = threading.Condition()
-        self._queue: list[str] = []
+        self._queue: list[str | None] = []  # None: a turn on the inbox alone
         self._busy = False
         self.started_at: float | None = None
         self.last_result: Any = None
@@ -36,13 +38,26 @@ class LeadRunner:
 
     @property
     def queued(self) -> int:
+        """How many of the user's messages wait behind the running turn."""
         with self._cond:
-            return len(self._queue)
+            return sum(1 for item in self._queue if item is not None)
 
     def submit(self, text: str) -> bool:
         """Send `text` to the lead; False when it was queued behind a running turn."""
+        return self._enqueue(text)
+
+    def wake(self) -> bool:
+        """Give the lead a turn on its inbox alone, now or after the running turn; False
+        when such a turn is already waiting."""
         with self._cond:
-            self._queue.append(text)
+            if None in self._queue:
+                return False
+        self._enqueue(None)
+        return True
+
+    def _enqueue(self, item: str | None) -> bool:
+        with self._cond:
+            self._queue.append(item)
             if self._busy:
                 return False
             self._busy = True
@@ -62,29 +77,40 @@ class LeadRunner:
         with self._cond:
             return self._cond.wait_for(lambda: not self._busy, timeout)
 
-    def _next(self) -> str | None:
+    def _next(self) -> tuple[bool, str | None]:
+        """(False, None) when the queue is empty (then idle), else (True, the next item)."""
         with self._cond:
             if not self._queue:
                 self._busy = False
                 self.started_at = None
                 self._cond.notify_all()
-                return None
+                return False, None
             self.started_at = time.monotonic()
-            return self._queue.pop(0)
+            return True, self._queue.pop(0)
 
     def _work(self) -> None:
-        while (text := self._next()) is not None:
+        while True:
+            more, text = self._next()
+            if not more:
+                break
             self.on_change()
             try:
-                block = self.runtime.team.lead_inbox_block()
-                content: str | list[str] = [block, text] if block else text
-                self.last_result = self.agent.run_turn(content)
+                self._turn(text)
             except Exception as exc:  # a bug in a turn must not kill the session
                 self.runtime.events.emit(
                     AgentError("lead", f"{type(exc).__name__}: {exc}", "internal")
                 )
-            finally:
-                with self._cond:
-                    self.turns += 1
-                    self._cond.notify_all()
         self.on_change()
+
+    def _turn(self, text: str | None) -> None:
+        """One turn: the unread inbox, then `text` (None: the inbox alone; no turn if empty)."""
+        block = self.runtime.team.lead_inbox_block()
+        parts = [part for part in (block, text) if part]
+        if not parts:
+            return  # a wake-up whose messages an earlier turn already took in
+        try:
+            self.last_result = self.agent.run_turn(parts if len(parts) > 1 else parts[0])
+        finally:
+            with self._cond:
+                self.turns += 1
+                self._cond.notify_all()

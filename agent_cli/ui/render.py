@@ -34,6 +34,12 @@ from .printer import Printer
 from .style import agent_style, render_str, shorten
 
 LEAD = "lead"
+# Tools whose success already shows as its own line (a task, message or spawn event, or the
+# status that follows): their "✓" tool line would say it twice. Failures are always shown.
+SELF_REPORTING_TOOLS = frozenset({
+    "create_task", "update_task", "claim_task", "complete_task", "spawn_teammate",
+    "send_message", "broadcast", "request_shutdown", "review_plan", "submit_plan", "idle",
+})
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 # Other stop reasons already arrive as an AgentError or Notice of their own.
 STOP_NOTES = {"interrupted": "interrupted — tell the lead what to do instead"}
@@ -121,15 +127,36 @@ class EventView:
         self._lock = threading.Lock()
         self._stream = ""  # the lead's message so far
         self._activity = ""  # what the lead is doing now ("shell(ls)")
+        self._status: dict[str, str] = {}  # each agent's last status, to skip repeats
+        self._claimed: dict[str, int] = {}  # each agent's last claimed task
 
     def handle(self, event: Event) -> None:
-        if isinstance(event, (UsageEvent, StatusEvent, TaskEvent, TurnFinished)):
+        if isinstance(event, (UsageEvent, StatusEvent, TaskEvent, TurnFinished, MessageEvent)):
             self.on_change()
         if event.agent == LEAD and self._lead_live(event):
+            return
+        if not self._worth_a_line(event):
             return
         line = event_line(event, self.settings.verbose)
         if line is not None:
             self.printer.write(render_str(line, self.width(), self.color))
+
+    def _worth_a_line(self, event: Event) -> bool:
+        """False for an event whose news an earlier line already gave."""
+        if isinstance(event, ToolFinished):
+            return not (event.ok and event.tool in SELF_REPORTING_TOOLS)
+        with self._lock:
+            if isinstance(event, TaskEvent) and event.action == "claimed":
+                self._claimed[event.agent] = event.task_id
+            if not isinstance(event, StatusEvent):
+                return True
+            before = self._status.get(event.agent)
+            self._status[event.agent] = event.status
+            if event.status != "working":
+                return True
+            # "working" right after "claimed #N", or while already working, says nothing new.
+            claimed = self._claimed.pop(event.agent, None)
+            return before != "working" and claimed != event.task_id
 
     def _lead_live(self, event: Event) -> bool:
         """Update the lead's live region; True when the event needs nothing printed."""

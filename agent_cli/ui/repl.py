@@ -26,6 +26,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
 from rich.text import Text
 
+from ..events import MessageEvent
 from . import startup
 from .approvals import ApprovalPrompter, approval_panel, outcome_line
 from .completer import SlashCompleter
@@ -44,6 +45,7 @@ STYLE = Style.from_dict(
         "tb.model": "bold",
         "tb.danger": "bg:ansired #ffffff bold",
         "tb.dim": "#8a8a8a",
+        "tb.mail": "ansiyellow bold",
         "spinner": "ansiyellow",
         "stream": "#9e9e9e",
         "prompt": "bold",
@@ -75,7 +77,8 @@ class Repl:
             else color
         self._width = width
         self.close_timeout = close_timeout
-        self.patch = out is None  # real terminal: print through patch_stdout
+        self.patch = out is None  # real terminal: print through a TerminalOut
+        self.term: Any = None
         self.printer = Printer(out if out is not None else (lambda: sys.stdout))
         self.settings = UiSettings()
         self.status = StatusCache(runtime)
@@ -175,6 +178,20 @@ class Repl:
     def note(self, text: str, style: str = "dim") -> None:
         self.printer.write(render_str(Text(text, style=style), self.width(), self.color))
 
+    # ----- the lead answers its teammates ---------------------------------------------
+    def _on_plan_request(self, event: Any) -> None:
+        """A teammate waits for the lead to review its plan: give the lead a turn on its
+        inbox at once (after the running turn, if any), as a team lead reacts to teammates."""
+        if not (isinstance(event, MessageEvent) and event.to == "lead"
+                and event.msg_type == "plan_approval_request"):
+            return
+        busy = self.lead.busy
+        if not self.lead.wake():
+            return  # a review turn is already on its way: it reads every waiting plan
+        when = "when its current turn ends" if busy else "now"
+        self.note(f"{event.agent}'s plan waits for the lead: the lead reviews it {when} "
+                  "(esc interrupts)", style="yellow")
+
     # ----- approvals ------------------------------------------------------------------
     def _on_request(self) -> None:
         """Broker callback (the asking thread): close the prompt so the main loop can ask."""
@@ -210,6 +227,7 @@ class Repl:
                 why = req.purpose or startup.current_work(self.runtime, req.agent)
                 panel = approval_panel(req, queued, why)
                 self.printer.write(render_str(panel, self.width(), self.color), urgent=True)
+                self._drain()  # the question is drawn below everything, and nothing follows
                 try:
                     answer = self.prompter.ask(req)
                 except (EOFError, KeyboardInterrupt):
@@ -227,22 +245,30 @@ class Repl:
 
     # ----- the loop -------------------------------------------------------------------
     def run(self) -> int:
-        ctx = self._patched() if self.patch else contextlib.nullcontext()
+        ctx = self._terminal() if self.patch else contextlib.nullcontext()
         with ctx:
             unsubscribe = self.runtime.events.subscribe(self.view.handle)
+            unsubscribe_plans = self.runtime.events.subscribe(self._on_plan_request)
             try:
                 self.start()
                 self.loop()
             finally:
+                unsubscribe_plans()
                 self.finish()
                 unsubscribe()
         return 0
 
-    @staticmethod
-    def _patched() -> Any:
-        from prompt_toolkit.patch_stdout import patch_stdout
+    def _terminal(self) -> Any:
+        """Our stdout for the session: prints above the prompt, and can be drained."""
+        from .terminal import TerminalOut
 
-        return patch_stdout(raw=True)
+        self.term = TerminalOut()
+        return self.term
+
+    def _drain(self) -> None:
+        """Wait until everything printed so far is on the screen (a real terminal only)."""
+        if self.term is not None:
+            self.term.drain()
 
     def start(self) -> None:
         # Attach first: from now on any thread's question waits for the human (nothing is
@@ -254,6 +280,7 @@ class Repl:
         if stale:
             self.printer.write(render_str(startup.stale_question(stale), self.width(),
                                           self.color))
+            self._drain()
             try:
                 yes = PromptSession(input=self.session.input, output=self.session.output).prompt(
                     "Release them so other teammates can claim them? [y/N] ")

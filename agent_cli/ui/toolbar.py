@@ -1,5 +1,6 @@
 """The bottom toolbar: model, permission mode, each teammate's state and task, task counts,
-tokens used. Also the task-state helpers /tasks shares (what counts as blocked).
+the lead's unread messages ("✉ 2 for lead, 1 plan": a teammate's plan waits), tokens used.
+Also the task-state helpers /tasks shares (what counts as blocked).
 
 Status reads the board and roster at most every `ttl` seconds (or at once after an event
 marks it stale), so redraws stay cheap; a failing read shows as an error, never a crash.
@@ -70,6 +71,8 @@ def count_tasks(tasks: list[Any], problems: int = 0) -> Counts:
 class StatusSnapshot:
     members: list[Any] = field(default_factory=list)
     counts: Counts = field(default_factory=Counts)
+    lead_unread: int = 0  # messages for the lead that no turn has taken in yet
+    plans_waiting: int = 0  # of which plan approval requests (a teammate is blocked)
     error: str = ""
 
 
@@ -102,6 +105,9 @@ class StatusCache:
                 m for m in self.runtime.roster.members()
                 if m.status != "shutdown" and m.name != "lead"
             ]
+            unread = self.runtime.team.lead_unread()
+            snap.lead_unread = len(unread)
+            snap.plans_waiting = sum(m.type == "plan_approval_request" for m in unread)
         except Exception as exc:  # a toolbar must never take the prompt down
             snap.error = f"{type(exc).__name__}: {exc}"
         with self._lock:
@@ -135,6 +141,10 @@ def toolbar_fragments(
         frags.append(("", f" · {c.blocked} blocked"))
     if c.problems:
         frags.append(("class:tb.danger", f" · {c.problems} unreadable"))
+    if snap.lead_unread:
+        plans = f", {snap.plans_waiting} plan" if snap.plans_waiting else ""
+        frags.append(("", "  │ "))
+        frags.append(("class:tb.mail", f"✉ {snap.lead_unread} for lead{plans}"))
     frags.append(("", f"  │ {format_tokens(tokens)} tokens "))
     if snap.error:
         frags.append(("class:tb.danger", f" {snap.error[:60]} "))
