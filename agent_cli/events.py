@@ -11,8 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .fsutil import utc_now
-
 
 @dataclass(frozen=True)
 class Event:
@@ -143,7 +141,3 @@ class EventBus:
                 fn(event)
             except Exception:
                 self.errors += 1
-
-
-def stamp() -> str:
-    return utc_now()

@@ -1,10 +1,13 @@
-"""Small file primitives every store uses: atomic replace, whole-line appends, UTC stamps."""
+"""Small file primitives every store uses: atomic replace, whole-line appends, JSON-lines
+reading, UTC stamps."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,14 @@ from .errors import StorageError
 def utc_now() -> str:
     """Current time as UTC ISO 8601 with a trailing Z, millisecond precision."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def ensure_dir(path: Path) -> None:
+    """mkdir -p; StorageError naming the directory when it cannot be made (a file there)."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create {path}: {exc.strerror or exc}") from exc
 
 
 def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
@@ -81,3 +92,61 @@ def append_line(path: Path, line: str, *, fsync: bool = True) -> int:
         raise StorageError(f"cannot append to {path}: {exc.strerror or exc}") from exc
     finally:
         os.close(fd)
+
+
+@dataclass(frozen=True)
+class LineProblem:
+    """A JSON-lines line that could not be used: `str()` gives `file:line: reason`."""
+
+    path: str
+    line: int
+    reason: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.reason}"
+
+
+def read_jsonl(
+    path: Path,
+    *,
+    report_torn: bool = False,
+    check: Callable[[dict[str, Any]], str | None] | None = None,
+) -> tuple[list[dict[str, Any]], list[LineProblem]]:
+    """The JSON objects of a JSON-lines file, and one problem per malformed complete line.
+
+    `check(record)` may return why a well-formed object is not a record of this file.
+
+    A missing file reads as empty; any other read error is a StorageError naming the file.
+    Blank lines are skipped. The part after the last newline is a line still being written
+    (or left by a killed writer): it is skipped silently, or reported with `report_torn`.
+    """
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        return [], []
+    except OSError as exc:
+        raise StorageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    lines = raw.split(b"\n")
+    torn = lines.pop()
+    records: list[dict[str, Any]] = []
+    problems: list[LineProblem] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError
+            problems.append(LineProblem(str(path), number, "not valid JSON"))
+            continue
+        why = "not a JSON object" if not isinstance(record, dict) else check and check(record)
+        if why:
+            problems.append(LineProblem(str(path), number, why))
+            continue
+        records.append(record)
+    if report_torn and torn.strip():
+        problems.append(LineProblem(str(path), len(lines) + 1, "incomplete last line"))
+    return records, problems

@@ -24,8 +24,9 @@ def test_a_task_released_at_shutdown_is_not_reclaimed_by_a_stopping_teammate(wor
     # Hold bob's shutdown request back until alice has released #1: if claims were still
     # open, bob (woken by the board change) would claim it before his request arrives.
     released = threading.Event()
-    rt.events.subscribe(lambda e: released.set() if getattr(e, "action", "") == "released"
-                        else None)
+    rt.events.subscribe(
+        lambda e: released.set() if getattr(e, "action", "") == "released" else None
+    )
     send = rt.mail.send
 
     def slow_send(sender, to, content, type="message", **kw):
@@ -40,8 +41,10 @@ def test_a_task_released_at_shutdown_is_not_reclaimed_by_a_stopping_teammate(wor
     assert [(e["task_id"], e["actor"]) for e in claims] == [(task.id, "alice")]
     after = rt.board.get(task.id)
     assert (after.status, after.owner) == ("pending", None)
-    assert {m.name: m.status for m in rt.roster.members()} == {"alice": "shutdown",
-                                                               "bob": "shutdown"}
+    assert {m.name: m.status for m in rt.roster.members()} == {
+        "alice": "shutdown",
+        "bob": "shutdown",
+    }
     model.assert_used_up()
 
 

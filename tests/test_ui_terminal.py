@@ -4,6 +4,7 @@ REPL drains before it draws an approval question, so nothing lands inside it).""
 
 from __future__ import annotations
 
+import contextvars
 import threading
 
 from prompt_toolkit import PromptSession
@@ -40,8 +41,9 @@ def test_drain_returns_once_every_thread_s_lines_are_on_screen_in_order() -> Non
     with create_app_session(output=PlainTextOutput(screen)):
         term = TerminalOut(batch_s=0)
         try:
-            threads = [threading.Thread(target=write_lines, args=(term, f"t{k}", 200))
-                       for k in range(4)]
+            threads = [
+                threading.Thread(target=write_lines, args=(term, f"t{k}", 200)) for k in range(4)
+            ]
             for t in threads:
                 t.start()
             for t in threads:
@@ -58,8 +60,10 @@ def test_drain_returns_once_every_thread_s_lines_are_on_screen_in_order() -> Non
 
 def test_lines_written_while_a_prompt_runs_go_above_it_and_drain_waits_for_them() -> None:
     screen = Screen()
-    with create_pipe_input() as pipe, create_app_session(input=pipe,
-                                                          output=PlainTextOutput(screen)):
+    with (
+        create_pipe_input() as pipe,
+        create_app_session(input=pipe, output=PlainTextOutput(screen)),
+    ):
         term = TerminalOut(batch_s=0)
         session = PromptSession(input=pipe, output=PlainTextOutput(screen))
         result: dict[str, str] = {}
@@ -68,10 +72,13 @@ def test_lines_written_while_a_prompt_runs_go_above_it_and_drain_waits_for_them(
         def ask() -> None:
             result["answer"] = session.prompt("question? ", pre_run=running.set)
 
-        asker = threading.Thread(target=ask)
+        # The prompt runs in this app session (as the REPL's does), so writes go through
+        # run_in_terminal on its loop rather than straight to the output.
+        asker = threading.Thread(target=contextvars.copy_context().run, args=(ask,))
         asker.start()
         try:
             assert running.wait(WAIT)
+            assert session.app.is_running
             write_lines(term, "teammate", 5)
             assert term.drain(WAIT)
             assert "teammate line 4" in screen.text

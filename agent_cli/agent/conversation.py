@@ -121,9 +121,6 @@ class Conversation:
     def replace(self, messages: Iterable[Message]) -> None:
         self._messages = list(messages)
 
-    def replace_at(self, index: int, message: Message) -> None:
-        self._messages[index] = message
-
     def prepend_text(self, text: str) -> None:
         """Open the first user message with `text` (after its tool_results, if any)."""
         if not self._messages or self._messages[0].role != "user":

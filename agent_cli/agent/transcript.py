@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import StorageError
-from ..fsutil import append_line, utc_now
+from ..fsutil import append_line, read_jsonl, utc_now
 from ..models.base import Message
 from ..names import check_name
 from .conversation import Conversation, repair
@@ -68,28 +68,14 @@ class Transcript:
 
 
 def read_records(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """All parsable records of a transcript, and one problem string per bad line."""
-    records: list[dict[str, Any]] = []
-    problems: list[str] = []
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return [], []
-    except OSError as exc:
-        raise StorageError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            problems.append(f"{path}:{lineno}: unparsable line skipped")
-            continue
-        if not isinstance(rec, dict) or "kind" not in rec:
-            problems.append(f"{path}:{lineno}: not a transcript record, skipped")
-            continue
-        records.append(rec)
-    return records, problems
+    """All parsable records of a transcript, and one problem string per bad line (a torn
+    last line too: its writer was killed, nobody will complete it)."""
+    records, bad = read_jsonl(path, report_torn=True, check=_not_a_record)
+    return records, [f"{p}, skipped" for p in bad]
+
+
+def _not_a_record(record: dict[str, Any]) -> str | None:
+    return None if "kind" in record else "not a transcript record"
 
 
 def load_conversation(path: Path) -> tuple[list[Message], list[str]]:

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import append_line, utc_now
+from ..fsutil import append_line, read_jsonl, utc_now
 from .models import Problem
 
 
@@ -32,23 +32,5 @@ def append_event(path: Path, record: dict[str, Any]) -> None:
 
 def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Every complete, well-formed record, and a Problem per malformed complete line."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return [], []
-    lines = raw.split(b"\n")
-    lines.pop()  # the part after the last newline: empty, or a torn line still being written
-    events: list[dict[str, Any]] = []
-    problems: list[Problem] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line.decode("utf-8"))
-            if not isinstance(record, dict):
-                raise ValueError("not an object")
-        except (UnicodeDecodeError, ValueError):
-            problems.append(Problem(path=f"{path}:{number}", message="malformed event line"))
-            continue
-        events.append(record)
-    return events, problems
+    records, bad = read_jsonl(path)
+    return records, [Problem(path=p.where, message="malformed event line") for p in bad]

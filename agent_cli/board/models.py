@@ -124,9 +124,6 @@ class BoardSnapshot:
     def by_id(self) -> dict[int, Task]:
         return {t.id: t for t in self.tasks}
 
-    def problem_ids(self) -> set[int]:
-        return {p.task_id for p in self.problems if p.task_id is not None}
-
 
 @dataclass(frozen=True)
 class ClaimResult:

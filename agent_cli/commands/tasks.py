@@ -13,6 +13,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the board pulls in pydantic: imported when a command runs
+    from pathlib import Path
+
     from ..board.models import Problem, Task
     from ..board.store import TaskBoard
 from ..errors import Refused, UserError
@@ -205,19 +207,39 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
 def cmd_complete(args: argparse.Namespace) -> int:
     from ..board import dag
+    from ..cli import workdir_of
 
     board = board_of(args)
+    task = board.get(args.id)
     token = args.token
     if token is None:  # the owner's own current token; never someone else's
-        task = board.get(args.id)
         if task.status == "in_progress" and task.owner != args.owner:
             raise Refused(f"task {task.id} is owned by {task.owner}")
         token = task.claim_token or ""
+    mine = task.status == "in_progress" and task.owner == args.owner
+    if task.verify is not None and mine and token == task.claim_token:
+        _run_verify(task, workdir_of(args))  # else complete() refuses with the reason
     done = board.complete(args.id, args.owner, token, args.result)
     print(f"#{done.task.id} completed by {done.task.owner}")
     if done.unblocked:
         print(f"now claimable: {dag.ids_text(done.unblocked)}")
     return 0
+
+
+def _run_verify(task: Task, workdir: Path) -> None:
+    """Run the task's verify (the user typed the command: no approval); Refused if it fails."""
+    from ..errors import ToolError
+    from ..team.verify import check_verify
+
+    assert task.verify is not None
+    print(f"running verify: {task.verify.command}", flush=True)
+    try:
+        outcome = check_verify(task.verify, workdir)
+    except ToolError as exc:  # e.g. its expected_stdout_file is unreadable
+        raise Refused(f"task {task.id} not completed: {exc}") from None
+    if not outcome.passed:
+        raise Refused(f"task {task.id} not completed: {outcome.detail}")
+    print("verify passed")
 
 
 def cmd_release(args: argparse.Namespace) -> int:

@@ -79,7 +79,7 @@ HINTS_EN = {
     "1/2/3.",
     "shutdown": "{names} answer after the current step, release any task they hold and stop; "
     "/team shows them as shutdown.",
-    "message": "{names} wakes up at once with the message and goes on with the task it holds.",
+    "message": "{names} wake up at once with the message and go on with the tasks they hold.",
 }
 
 HINTS_ZH = {
@@ -98,7 +98,17 @@ HINTS_ZH = {
 }
 
 
+# English hints for a single name (the ones above read right for two or more).
+HINTS_EN_ONE = {
+    "shutdown": "{names} answers after the current step, releases any task it holds and stops; "
+    "/team shows it as shutdown.",
+    "message": "{names} wakes up at once with the message and goes on with the task it holds.",
+}
+
+
 def closing_hint(scenario: str, lang: str, names: list[str]) -> str:
     table = HINTS_ZH if lang == "zh" else HINTS_EN
+    if lang != "zh" and len(names) == 1:
+        table = {**table, **HINTS_EN_ONE}
     text = table.get(scenario, "")
     return text.format(names=" 和 ".join(names) if lang == "zh" else " and ".join(names))

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import append_line, utc_now
+from ..fsutil import append_line, read_jsonl, utc_now
 from ..locking import StateLock
 
 MAX_STR = 500
@@ -44,16 +44,4 @@ class AuditLog:
 
     def entries(self) -> list[dict[str, Any]]:
         """The parsed log (torn or corrupt lines are skipped)."""
-        try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in lines:
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(item, dict):
-                out.append(item)
-        return out
+        return read_jsonl(self.path)[0]

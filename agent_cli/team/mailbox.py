@@ -22,8 +22,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import UserError
-from ..fsutil import append_line, atomic_write_json, utc_now
+from ..errors import StorageError, UserError
+from ..fsutil import append_line, atomic_write_json, read_jsonl, utc_now
 from ..names import NAME_RE, check_name
 from . import StateLock, set_aside
 
@@ -217,6 +217,8 @@ class Mailbox:
                 data = fh.read()
         except FileNotFoundError:
             return Delivery([], start, problems)
+        except OSError as exc:
+            raise _read_error(path, exc) from exc
         end = data.rfind(b"\n") + 1  # an incomplete last line waits until it is complete
         messages: list[MailMessage] = []
         bad: list[tuple[int, bytes, str]] = []
@@ -264,26 +266,19 @@ class Mailbox:
 
     def stamp(self, name: str) -> tuple[int, int]:
         """(size, mtime_ns) of the inbox, (0, 0) if absent: changes on every append."""
+        path = self.inbox_path(name)
         try:
-            st = os.stat(self.inbox_path(name))
+            st = os.stat(path)
         except FileNotFoundError:
             return (0, 0)
+        except OSError as exc:
+            raise _read_error(path, exc) from exc
         return (st.st_size, st.st_mtime_ns)
 
     def quarantined(self, name: str) -> list[dict]:
         """The quarantine records of `name`'s inbox (file, offset, raw line, error, ts)."""
-        path = self.quarantine_path(name)
-        try:
-            lines = path.read_bytes().splitlines()
-        except FileNotFoundError:
-            return []
-        records = []
-        for raw in lines:
-            try:
-                records.append(json.loads(raw))
-            except ValueError:
-                continue  # a torn record of our own: the inbox line is still there
-        return records
+        # a torn or corrupt record of our own is skipped: the inbox line is still there
+        return read_jsonl(self.quarantine_path(name))[0]
 
     # ---- internals -------------------------------------------------------------------
 
@@ -297,6 +292,8 @@ class Mailbox:
             return offset, []
         except FileNotFoundError:
             return 0, []
+        except OSError as exc:  # a directory, no permission: not a cursor we can replace
+            raise _read_error(path, exc) from exc
         except (ValueError, KeyError, TypeError) as exc:
             return 0, [f"{path} is corrupt ({exc}); redelivering the inbox from the start"]
 
@@ -329,9 +326,19 @@ class Mailbox:
             return os.stat(path).st_size
         except FileNotFoundError:
             return 0
+        except OSError as exc:
+            raise _read_error(path, exc) from exc
 
     @staticmethod
     def _byte_at(path: Path, offset: int) -> bytes:
-        with open(path, "rb") as fh:
-            fh.seek(offset)
-            return fh.read(1)
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(offset)
+                return fh.read(1)
+        except OSError as exc:
+            raise _read_error(path, exc) from exc
+
+
+def _read_error(path: Path, exc: OSError) -> StorageError:
+    """One line naming the file: `.team/inbox/lead.jsonl` being a directory is no traceback."""
+    return StorageError(f"cannot read {path}: {exc.strerror or exc}")

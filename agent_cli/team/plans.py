@@ -2,15 +2,17 @@
 
 A teammate's effectful tools are refused (before their handlers run) while its latest plan
 is pending or rejected, or while it must plan first (require_plan) and has no approved plan
-yet. The protocol store is the single source of truth: a forged or stray response message
-cannot open the gate, only a resolved request can.
+yet. The protocol store is the source of truth: a forged or stray response message cannot
+open the gate, only a resolved request can. One exception keeps the gate closed: when the
+store lost a plan its teammate remembers submitting (an unreadable requests.json is set aside
+and the store starts empty), the teammate's last known state of that plan decides.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import Refused
+from ..errors import CorruptFile, Refused
 from ..events import MessageEvent
 
 if TYPE_CHECKING:
@@ -21,11 +23,81 @@ ALLOWED = "only read tools, send_message and submit_plan are allowed"
 PENDING = f"plan approval pending: {ALLOWED}"
 REJECTED = f"plan rejected by the lead: revise it and submit_plan again; {ALLOWED}"
 REQUIRED = f"plan approval required: call submit_plan first; {ALLOWED}"
+LOST = (
+    "your plan request {id} is no longer on record (.team/requests.json was unreadable and "
+    f"set aside): call submit_plan again; {ALLOWED}"
+)
 
 
-def plan_block(protocols: ProtocolStore, name: str, require_plan: bool) -> str | None:
-    """Why `name`'s effectful tools are refused right now, or None when they are not."""
-    latest = protocols.latest_plan(name)
+def unreadable(exc: CorruptFile) -> str:
+    """The one line a teammate shows while requests.json cannot be read."""
+    return f"cannot read .team/requests.json: {exc.detail}"
+
+
+def effective_plan(
+    latest: ProtocolRequest | None, known: ProtocolRequest | None
+) -> tuple[ProtocolRequest | None, bool]:
+    """The plan that decides, and whether it is `known` because the store lost it.
+
+    `latest` is the store's newest plan of a teammate, `known` the newest one the teammate
+    itself saw (submitted or was answered about). Timestamps have a fixed format, so they
+    compare as text.
+    """
+    if known is None or (latest is not None and latest.created_at >= known.created_at):
+        return latest, False
+    return known, True
+
+
+def lost_block(known: ProtocolRequest) -> str | None:
+    """The refusal for a plan the store lost: open only if it was approved."""
+    return None if known.status == "approved" else LOST.format(id=known.id[:8])
+
+
+class PlanMemory:
+    """A teammate's newest plan request as it last saw it (submitted, answered or read).
+
+    Used only when the store no longer has that request: then its remembered status keeps
+    the gate closed (pending or rejected) until the teammate submits a new plan.
+    """
+
+    def __init__(self) -> None:
+        self.known: ProtocolRequest | None = None
+
+    def note(self, req: ProtocolRequest) -> None:
+        if self.known is None or req.created_at >= self.known.created_at:
+            self.known = req
+
+    def state(self, protocols: ProtocolStore, name: str) -> tuple[ProtocolRequest | None, bool]:
+        """(the plan that decides, whether the store lost it); CorruptFile if unreadable."""
+        latest, lost = effective_plan(protocols.latest_plan(name), self.known)
+        if latest is not None and not lost:
+            self.note(latest)
+        return latest, lost
+
+    def lost_block(self, protocols: ProtocolStore, name: str) -> str | None:
+        """The refusal for a remembered plan the store lost; None when the store decides."""
+        if self.known is None:
+            return None
+        try:
+            latest, lost = self.state(protocols, name)
+        except CorruptFile:
+            return None  # the shared gate reads the same file and fails closed
+        return lost_block(latest) if lost else None
+
+
+def plan_block(
+    protocols: ProtocolStore,
+    name: str,
+    require_plan: bool,
+    known: ProtocolRequest | None = None,
+) -> str | None:
+    """Why `name`'s effectful tools are refused right now, or None when they are not.
+
+    CorruptFile when requests.json cannot be read (callers fail closed).
+    """
+    latest, lost = effective_plan(protocols.latest_plan(name), known)
+    if lost:
+        return lost_block(latest)
     if latest is None:
         return REQUIRED if require_plan else None
     if latest.status == "pending":
@@ -93,6 +165,8 @@ def check_response(protocols: ProtocolStore, me: str, msg) -> str | None:
         req = protocols.get(msg.request_id)
     except NotFound:
         return f"no request {msg.request_id}"
+    except CorruptFile as exc:
+        return unreadable(exc)
     if req.kind != "plan_approval":
         return f"request {req.id} is a {req.kind} request"
     if req.sender != me or req.target != msg.sender:

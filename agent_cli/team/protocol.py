@@ -23,7 +23,7 @@ from typing import Any, Literal, NoReturn, get_args
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import CorruptFile, NotFound, Refused, UserError
-from ..fsutil import append_line, atomic_write_json
+from ..fsutil import append_line, atomic_write_json, ensure_dir
 from ..names import check_name
 from . import StateLock, set_aside
 
@@ -269,12 +269,12 @@ class ProtocolStore:
             return []
 
     def _write(self, requests: list[ProtocolRequest]) -> None:
-        self.team_dir.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.team_dir)
         data = {"version": FILE_VERSION, "requests": [r.model_dump() for r in requests]}
         atomic_write_json(self.path, data)
 
     def _log(self, outcome: str, request_id: object, **fields: Any) -> None:
-        self.team_dir.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.team_dir)
         record = {
             "ts": format_ts(self._clock()),
             "outcome": outcome,

@@ -1,7 +1,8 @@
 """The roster: who is on the team and what each member is doing, in .team/config.json.
 
 Roster owns config.json: the team name and one entry per member (name, role, model, status,
-current task, idle reason, updated_at). Every change re-reads the file and rewrites it
+current task, idle reason, updated_at, and the pid/host of the process running it). Every
+change re-reads the file and rewrites it
 atomically under .team/.config.lock, so `agent-cli team` in another terminal sees the team
 live. A corrupt config.json never crashes a reader: it reads as an empty team with a
 `problem` naming the file, and is set aside (renamed, never deleted) by the next write.
@@ -11,14 +12,17 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ..errors import CorruptFile, NotFound, UserError
-from ..fsutil import atomic_write_json, utc_now
+from ..errors import CorruptFile, NotFound, Refused, UserError
+from ..fsutil import atomic_write_json, ensure_dir, utc_now
 from ..names import NAME_RE, check_name
 from . import StateLock, set_aside
 
@@ -42,6 +46,8 @@ class Member(BaseModel):
     updated_at: str
     require_plan: bool = False
     tokens: int = 0
+    pid: int | None = None  # the process running this teammate (None when it is not running)
+    host: str | None = None  # that process's host name
 
     @field_validator("name")
     @classmethod
@@ -79,6 +85,15 @@ class RosterSnapshot:
     team: str
     members: list[Member]
     problem: str | None = None
+
+
+def thread_name(member: str) -> str:
+    """The name of the thread that runs teammate `member` in its process."""
+    return f"teammate-{member}"
+
+
+def this_host() -> str:
+    return socket.gethostname()
 
 
 def _one_line(exc: ValidationError) -> str:
@@ -137,12 +152,49 @@ class Roster:
                 return m
         return None
 
+    def is_alive(self, member: Member) -> bool:
+        """Whether a live process (this one included) runs `member` right now.
+
+        True when the member records a pid on this host and that process exists; for this
+        process's own pid only while its thread for the member runs here (a record left by a
+        crashed session whose pid was reused is stale). Another host cannot be checked: False.
+        """
+        if member.pid is None or member.host != this_host():
+            return False
+        if member.pid == os.getpid():
+            want = thread_name(member.name)
+            return any(t.name == want and t.is_alive() for t in threading.enumerate())
+        try:
+            os.kill(member.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True  # it exists, owned by another user
+        except OSError:
+            return False
+        return True
+
     # ---- writing ---------------------------------------------------------------------
 
     def add(
         self, name: str, role: str, model: str | None = None, require_plan: bool = False
     ) -> Member:
         """Add `name`, or re-register it: status idle, no task, no idle reason."""
+        return self._add(name, role, model, require_plan, running_here=False)
+
+    def add_running(
+        self, name: str, role: str, model: str | None = None, require_plan: bool = False
+    ) -> Member:
+        """add() for a teammate this process is about to run, recording its pid and host.
+
+        Refused (nothing written) while another live process runs `name`: checked and
+        written under the roster lock, so two sessions cannot both start it.
+        """
+        return self._add(name, role, model, require_plan, running_here=True)
+
+    def _add(
+        self, name: str, role: str, model: str | None, require_plan: bool, running_here: bool
+    ) -> Member:
         check_name(name, "teammate name")
         if not isinstance(role, str) or not role.strip():
             raise UserError("a teammate needs a role (e.g. 'tester')")
@@ -152,6 +204,8 @@ class Roster:
         with self._lock.held():
             members = self._members_for_write()
             old = next((m for m in members if m.name == name), None)
+            if running_here and old is not None and old.pid != os.getpid() and self.is_alive(old):
+                raise Refused(f"{name} is already running in process {old.pid} on {old.host}")
             member = Member(
                 name=name,
                 role=role,
@@ -162,6 +216,8 @@ class Roster:
                 updated_at=utc_now(),
                 require_plan=bool(require_plan),
                 tokens=old.tokens if old else 0,
+                pid=os.getpid() if running_here else None,
+                host=this_host() if running_here else None,
             )
             self._write(
                 [member if m.name == name else m for m in members] if old else [*members, member]
@@ -203,7 +259,7 @@ class Roster:
         return list(config.members) if config else []
 
     def _write(self, members: list[Member]) -> None:
-        self.team_dir.mkdir(parents=True, exist_ok=True)
+        ensure_dir(self.team_dir)
         data = {
             "team": self.team_name,
             "updated_at": utc_now(),

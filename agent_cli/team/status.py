@@ -6,6 +6,10 @@ posted here and written by a writer thread while the model runs (the thread ends
 few idle seconds); other changes are written before the caller goes on (`post(wait=True)`).
 Writes happen in order and the latest fields win, so a slow write never overwrites a newer
 status.
+
+A member the roster lost (config.json was corrupt and set aside, so the roster starts empty)
+is registered again, with everything last written for it, by the next write of any member:
+the live team never disappears from `agent-cli team` or from send_message's checks.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AgentCliError
+from ..errors import AgentCliError, NotFound
 
 if TYPE_CHECKING:
     from .roster import Roster
@@ -30,6 +34,13 @@ class StatusWriter:
         self._pending: dict[str, dict[str, Any]] = {}
         self._busy = False  # a batch is being written
         self._thread: threading.Thread | None = None
+        self._identity: dict[str, dict[str, Any]] = {}  # name -> role, model, require_plan
+        self._written: dict[str, dict[str, Any]] = {}  # name -> every field written so far
+
+    def register(self, name: str, role: str, model: str | None, require_plan: bool) -> None:
+        """Who `name` is, so it can be re-added if the roster loses it."""
+        with self._cond:
+            self._identity[name] = {"role": role, "model": model, "require_plan": require_plan}
 
     def post(self, name: str, wait: bool = False, **fields: Any) -> None:
         """Queue `fields` for `name`'s roster entry; with wait=True return once written."""
@@ -65,8 +76,31 @@ class StatusWriter:
 
     def _write(self, name: str, fields: dict[str, Any]) -> None:
         try:
-            self._roster.update(name, **fields)
+            try:
+                self._roster.update(name, **fields)
+            except NotFound:
+                if not self._restore():
+                    raise
+                self._roster.update(name, **fields)
+            with self._cond:
+                self._written.setdefault(name, {}).update(fields)
         except AgentCliError as exc:
             self._on_error(f"cannot record {name}'s status: {exc}")
         except Exception as exc:  # never leave flush() waiting on a dead writer
             self._on_error(f"cannot record {name}'s status: {type(exc).__name__}: {exc}")
+
+    def _restore(self) -> bool:
+        """Re-add every registered member missing from the roster; False if none was."""
+        with self._cond:
+            known = {
+                n: (dict(i), dict(self._written.get(n, {}))) for n, i in self._identity.items()
+            }
+        present = {m.name for m in self._roster.members()}
+        missing = [n for n in known if n not in present]
+        for name in missing:
+            identity, written = known[name]
+            self._roster.add(name, **identity)
+            if written:
+                self._roster.update(name, **written)
+            self._on_error(f"{name} was missing from the roster; registered again")
+        return bool(missing)

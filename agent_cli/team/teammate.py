@@ -10,8 +10,10 @@ check interval so other processes' changes are noticed. No model call happens wh
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+import uuid
 from string import Template
 from typing import TYPE_CHECKING
 
@@ -22,6 +24,8 @@ from ..prompts import load_prompt
 from . import plans
 from .framing import auto_claim_block, format_message, labelled, plan_review_block
 from .intake import Intake
+from .mailbox import PROTOCOL_TYPES
+from .roster import this_host, thread_name
 
 if TYPE_CHECKING:
     from ..board.models import Task
@@ -47,13 +51,37 @@ class TrackingGate:
         self._teammate = teammate
 
     def check(self, tool, args, ctx):
-        decision = self._gate.check(tool, args, ctx)
+        decision = None
+        if not tool.read_only and not tool.plan_exempt:
+            decision = self._lost_plan_refusal(tool, args, ctx)
+        if decision is None:
+            decision = self._gate.check(tool, args, ctx)
         if not decision.allowed:
             self._teammate.note_denial(tool, decision)
         return decision
 
     def __getattr__(self, name: str):
         return getattr(self._gate, name)
+
+    def _lost_plan_refusal(self, tool, args, ctx):
+        """The plan gate for a plan the store lost (set aside) but this teammate remembers;
+        None when the store still knows it (the shared gate decides then)."""
+        from ..permissions.gate import Decision
+
+        why = self._teammate.lost_plan_block()
+        if why is None:
+            return None
+        audit = getattr(self._gate, "audit", None)
+        if audit is not None:
+            audit.record(
+                agent=ctx.agent,
+                tool=tool.name,
+                input=args.model_dump(mode="json"),
+                decision="deny",
+                source="plan",
+                feedback="",
+            )
+        return Decision(False, "plan", why)
 
 
 class Teammate:
@@ -73,12 +101,15 @@ class Teammate:
         self.team = team
         self.name = name
         self.role = role
+        self.model_spec = model
         self.require_plan = require_plan
+        self.plan_memory = plans.PlanMemory()  # its plan, should the store lose it
+        team.status.register(name, role, model, require_plan)
         self.gate = TrackingGate(runtime.gate, self)
         self.intake = Intake(runtime.mail, name)
         self.agent = self._build_agent(model)
         self.done = threading.Event()
-        self.thread = threading.Thread(target=self._main, name=f"teammate-{name}", daemon=True)
+        self.thread = threading.Thread(target=self._main, name=thread_name(name), daemon=True)
         self._injections: list[str] = []
         if prompt:
             self._injections.append(labelled(LEAD, "message", prompt))
@@ -150,8 +181,11 @@ class Teammate:
 
     def note_denial(self, tool, decision) -> None:
         """Called by TrackingGate when a call of this teammate's was refused."""
-        if self._plan_block() is not None:
-            return  # the plan gate: the idle reason says "waiting for plan approval"
+        try:
+            if decision.source == "plan" or self._plan_block() is not None:
+                return  # the plan gate: the idle reason says "waiting for plan approval"
+        except CorruptFile:
+            return  # the idle check says the plan state cannot be read
         what = "shell run" if tool.name == "shell" else f"{tool.name}"
         self._denial = f"{what} was denied"
         if decision.message:
@@ -171,6 +205,8 @@ class Teammate:
 
     def _main(self) -> None:
         try:
+            # which process runs it (other sessions check it); written with the first status
+            self.team.status.post(self.name, pid=os.getpid(), host=this_host())
             while True:
                 work = self._next_work()
                 if work is None or not self._work(work):
@@ -255,7 +291,14 @@ class Teammate:
         """Step (3): claim the next ready task, or record why there is none."""
         held = self._held()
         held_id = held.id if held else None
-        latest = self.rt.protocols.latest_plan(self.name)
+        try:
+            latest, lost = self.plan_memory.state(self.rt.protocols, self.name)
+        except CorruptFile as exc:  # fail closed: no claim while the plan state is unknown
+            self._set_status("idle", held_id, plans.unreadable(exc))
+            return None
+        if lost and latest.status != "approved":
+            self._set_status("idle", held_id, "plan request lost: submit_plan again")
+            return None
         if latest is not None and latest.status == "pending":
             self._set_status("waiting_plan", held_id, "waiting for plan approval")
             return None
@@ -345,15 +388,26 @@ class Teammate:
 
     def _take_plan_answer(self, msg: MailMessage) -> None:
         why = plans.check_response(self.rt.protocols, self.name, msg)
+        if why is None:
+            try:
+                req = self.rt.protocols.get(msg.request_id)
+            except (UserError, CorruptFile) as exc:  # changed since the check
+                why = plans.unreadable(exc) if isinstance(exc, CorruptFile) else str(exc)
         if why is not None:
             self._warn(f"{self.name} rejected a plan_approval_response from {msg.sender}: {why}")
             return
-        req = self.rt.protocols.get(msg.request_id)
+        self.plan_memory.note(req)
         approved = req.status == "approved"
         self._injections.append(plan_review_block(req.id, approved, req.resolution or ""))
 
+    def lost_plan_block(self) -> str | None:
+        """The refusal for a remembered plan the store lost, else None (the store decides)."""
+        return self.plan_memory.lost_block(self.rt.protocols, self.name)
+
     def _plan_block(self) -> str | None:
-        return plans.plan_block(self.rt.protocols, self.name, self.require_plan)
+        return plans.plan_block(
+            self.rt.protocols, self.name, self.require_plan, known=self.plan_memory.known
+        )
 
     # ---- endings ---------------------------------------------------------------------
 
@@ -390,6 +444,7 @@ class Teammate:
             )
         )
         self.intake.ack()
+        self._close_shutdown_requests("already shut down", skip=msg.request_id)
         self._set_status("shutdown", None, "")
 
     def _fail(self, reason: str) -> None:
@@ -409,7 +464,45 @@ class Teammate:
             )
         except (AgentCliError, OSError) as exc:
             self._warn(f"{content} (and the lead could not be told: {exc})")
+        self._close_shutdown_requests(f"already down: {self.name} failed")
+        self._settle_inbox()
         self._set_status("failed", None, reason[:200])
+
+    def _close_shutdown_requests(self, resolution: str, skip: str | None = None) -> None:
+        """Resolve every shutdown request still pending for this teammate: it is down, and a
+        later respawn must not take an old request as meant for it (it is refused then)."""
+        try:
+            pending = self.rt.protocols.pending("shutdown", target=self.name)
+        except (AgentCliError, OSError) as exc:
+            self._warn(f"{self.name} could not close its shutdown requests: {exc}")
+            return
+        for req in pending:
+            if req.id == skip:
+                continue
+            try:
+                self.rt.protocols.resolve(
+                    req.id,
+                    "shutdown",
+                    self.name,
+                    req.sender,
+                    True,
+                    resolution=resolution,
+                    response_id=uuid.uuid4().hex,
+                )
+            except (AgentCliError, OSError) as exc:
+                self._warn(f"{self.name} could not close shutdown request {req.id[:8]}: {exc}")
+
+    def _settle_inbox(self) -> None:
+        """On failure: take in what arrived, acknowledge it unless an ordinary message still
+        waits for a turn (then a respawn gets it again; the protocol messages it meets then
+        are already resolved and ignored)."""
+        try:
+            for msg in self.intake.poll():
+                if msg.type not in PROTOCOL_TYPES:
+                    self.intake.hold(msg)
+            self.intake.ack()
+        except (AgentCliError, OSError) as exc:
+            self._warn(f"{self.name} could not acknowledge its inbox: {exc}")
 
     def _report_hold(self, held: Task) -> None:
         content = (
@@ -432,6 +525,7 @@ class Teammate:
         if key == self._status:
             return
         self._status = key
+        ended = {"pid": None, "host": None} if status in ("shutdown", "failed") else {}
         # "working" is written while the model runs (the wake-up path); others before going on
         self.team.status.post(
             self.name,
@@ -439,6 +533,7 @@ class Teammate:
             status=status,
             current_task=task_id,
             idle_reason=reason,
+            **ended,
         )
         self.rt.events.emit(
             StatusEvent(agent=self.name, status=status, task_id=task_id, reason=reason)

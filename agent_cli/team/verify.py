@@ -2,13 +2,16 @@
 
 The verify command goes through the same permission gate as any shell run (the human is asked
 where the rules say so; the approval's purpose reads "task #3 verify"), then runs in the
-workdir. Its stripped stdout is compared with the expectation (inline or from a file) and its
-exit code with the expected one. Saying "done" completes nothing.
+workdir through the shell tool's runner (its own process group, stopped by the caller's cancel
+event or the timeout). `check_verify` is the comparison alone, for `agent-cli tasks complete`,
+whose user typed the command and so approved it. The stripped stdout is compared with the
+expectation (inline or from a file), the exit code with the expected one. Saying "done"
+completes nothing.
 """
 
 from __future__ import annotations
 
-import subprocess
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,13 +19,14 @@ from typing import TYPE_CHECKING
 from ..errors import Refused, ToolError
 from ..events import TaskEvent
 from ..tools.base import ToolContext
-from ..tools.shell import shell_tool
+from ..tools.shell import run_process, shell_tool
 
 if TYPE_CHECKING:
     from ..board.models import Task, Verify
     from ..runtime import Runtime
 
 VERIFY_TIMEOUT_S = 120.0
+VERIFY_OUTPUT_CAP = 1_000_000  # characters of stdout kept for the comparison
 _SHOWN = 200
 
 
@@ -56,9 +60,39 @@ def _expected_stdout(verify: Verify, workdir: Path) -> str | None:
         ) from exc
 
 
+def check_verify(
+    verify: Verify, workdir: Path, cancel: threading.Event | None = None
+) -> VerifyOutcome:
+    """Run `verify.command` in `workdir` and compare: no gate, no runtime (the caller decided
+    that it may run). Stops the command's whole process group when `cancel` is set or after
+    VERIFY_TIMEOUT_S. Never raises for a failing check; ToolError only for a verify that cannot
+    be evaluated at all (its expected_stdout_file is unreadable or outside the workdir)."""
+    expected = _expected_stdout(verify, workdir)
+    res = run_process(
+        verify.command,
+        workdir,
+        VERIFY_TIMEOUT_S,
+        cancel or threading.Event(),
+        separate_stderr=True,
+        cap=VERIFY_OUTPUT_CAP,
+    )
+    if res.stopped and not res.stopped.startswith("background"):
+        return VerifyOutcome(False, f"verify command {res.stopped}")
+    problems = []
+    if expected is not None and res.output.strip() != expected.strip():
+        problems.append(f"expected stdout {_shown(expected)}, got {_shown(res.output)}")
+    want_code = verify.expected_exit_code
+    if want_code is not None and res.code != want_code:
+        err = f" (stderr {_shown(res.stderr)})" if res.stderr.strip() else ""
+        problems.append(f"expected exit code {want_code}, got {res.code}{err}")
+    if problems:
+        return VerifyOutcome(False, "; ".join(problems))
+    return VerifyOutcome(True, f"`{verify.command}` passed")
+
+
 def run_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> VerifyOutcome:
-    """Ask the gate, run task.verify.command in the workdir, compare; never raises for a
-    failing check (only ToolError for a verify that cannot be evaluated at all)."""
+    """Ask the gate (purpose "task #N verify"), then check_verify with the caller's cancel
+    event: Esc, Ctrl-C, a shutdown or the timeout stop the command."""
     verify = task.verify
     assert verify is not None
     shell = shell_tool()
@@ -67,28 +101,7 @@ def run_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> Ver
     decision = (gate or runtime.gate).check(shell, args, vctx)
     if not decision.allowed:
         return VerifyOutcome(False, f"verify command was not run: {decision.message}", True)
-    expected = _expected_stdout(verify, runtime.workdir)
-    try:
-        proc = subprocess.run(
-            ["bash", "-c", verify.command],
-            cwd=runtime.workdir,
-            capture_output=True,
-            text=True,
-            timeout=VERIFY_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired:
-        return VerifyOutcome(False, f"verify command timed out after {VERIFY_TIMEOUT_S:.0f}s")
-    problems = []
-    if expected is not None and proc.stdout.strip() != expected.strip():
-        problems.append(f"expected stdout {_shown(expected)}, got {_shown(proc.stdout)}")
-    want_code = verify.expected_exit_code
-    if want_code is not None and proc.returncode != want_code:
-        err = f" (stderr {_shown(proc.stderr)})" if proc.stderr.strip() else ""
-        problems.append(f"expected exit code {want_code}, got {proc.returncode}{err}")
-    if problems:
-        return VerifyOutcome(False, "; ".join(problems))
-    return VerifyOutcome(True, f"`{verify.command}` passed")
+    return check_verify(verify, runtime.workdir, ctx.cancel)
 
 
 def complete_verified(

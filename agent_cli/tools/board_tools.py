@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..board.models import Verify
-from ..errors import CorruptFile, ToolError, UserError
+from ..errors import AgentCliError, CorruptFile, ToolError, UserError
 from ..events import MessageEvent, TaskEvent
 from .base import Tool, ToolContext
 
@@ -168,14 +168,24 @@ def _complete(args: CompleteTaskInput, ctx: ToolContext) -> str:
     gate = tm.gate if tm is not None else None
     text = complete_verified(rt, ctx, args.task_id, args.claim_token, args.result, gate)
     if ctx.agent != LEAD:
-        subject = rt.board.get(args.task_id).subject
-        content = f"task #{args.task_id} ({subject}) completed: {args.result}"
-        rt.mail.send(ctx.agent, LEAD, content, type="result")
-        rt.events.emit(
-            MessageEvent(agent=ctx.agent, to=LEAD, msg_type="result", preview=content[:120])
-        )
+        text += _report_result(rt, ctx.agent, args.task_id, args.result)
     _touch_teammate(rt, ctx.agent)
     return text
+
+
+def _report_result(rt: Runtime, agent: str, task_id: int, result: str) -> str:
+    """Send the lead the `result` message; the task is completed whatever happens here, so a
+    failure is a note on the success text (tell the lead with send_message), not an error."""
+    from ..names import LEAD
+
+    try:
+        subject = rt.board.get(task_id).subject
+        content = f"task #{task_id} ({subject}) completed: {result}"
+        rt.mail.send(agent, LEAD, content, type="result")
+    except (AgentCliError, OSError) as exc:
+        return f"\nnote: the result message to the lead could not be sent ({exc}); tell the lead"
+    rt.events.emit(MessageEvent(agent=agent, to=LEAD, msg_type="result", preview=content[:120]))
+    return ""
 
 
 def _tool(name, description, model, handler, read_only=False) -> Tool:

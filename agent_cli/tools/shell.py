@@ -4,7 +4,8 @@ stdout and stderr are merged and capped (head and tail kept, the cap stated in t
 The exit code is part of the result; a non-zero exit is an is_error result, not an exception.
 A timeout, or the caller's cancel event (an interrupt from another thread), kills the whole
 process group within a fraction of a second. Background jobs the command leaves behind
-holding the output open are stopped too, and the result says so.
+holding the output open are stopped too, and the result says so. `run_process` is the runner
+itself; with `separate_stderr=True` it keeps stdout apart (task verify compares stdout).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import signal
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from typing import IO
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -102,45 +104,89 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             return
 
 
-def run_command(
-    command: str, workdir: os.PathLike[str] | str, timeout_s: float, cancel: threading.Event
-) -> tuple[str, int | None, str]:
-    """Run `command`; return (output, exit code or None, why it was stopped or "")."""
+@dataclass
+class CommandResult:
+    output: str  # stdout and stderr merged, or stdout alone with separate_stderr
+    code: int | None  # the exit code (negative: killed by that signal)
+    stopped: str  # why it was stopped early, or ""
+    stderr: str = ""  # only with separate_stderr
+
+
+def run_process(
+    command: str,
+    workdir: os.PathLike[str] | str,
+    timeout_s: float,
+    cancel: threading.Event,
+    *,
+    separate_stderr: bool = False,
+    cap: int = OUTPUT_CAP,
+) -> CommandResult:
+    """Run `command` in its own process group until it ends, times out or `cancel` is set
+    (then the whole group is killed); stdout and stderr merged unless separate_stderr."""
     try:
         proc = subprocess.Popen(
             ["bash", "-c", command],
             cwd=workdir,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.PIPE if separate_stderr else subprocess.STDOUT,
             start_new_session=True,
         )
     except (OSError, ValueError) as exc:
         raise ToolError(f"cannot start bash: {exc}") from None
-    assert proc.stdout is not None
-    out, drained = CappedOutput(), threading.Event()
-    reader = threading.Thread(target=_reader, args=(proc.stdout, out, drained), daemon=True)
-    reader.start()
-    deadline = time.monotonic() + timeout_s
-    stopped = ""
+    outs = [CappedOutput(cap, cap * HEAD_CHARS // OUTPUT_CAP)]  # head and tail, as for the tool
+    streams = [proc.stdout]
+    if separate_stderr:
+        outs.append(CappedOutput())
+        streams.append(proc.stderr)
+    drained = [threading.Event() for _ in streams]
+    for stream, out, done in zip(streams, outs, drained, strict=True):
+        threading.Thread(target=_reader, args=(stream, out, done), daemon=True).start()
+    try:
+        stopped = _wait(proc, time.monotonic() + timeout_s, timeout_s, cancel)
+        if not _all_set(drained, DRAIN_S if not stopped else KILL_GRACE_S):
+            _kill_group(proc)  # background jobs still hold the output open
+            stopped = stopped or "background processes were stopped (output stayed open)"
+            _all_set(drained, DRAIN_S)
+        proc.wait()
+    except BaseException:  # e.g. Ctrl-C in the CLI: leave nothing running behind
+        _kill_group(proc)
+        raise
+    stderr = outs[1].text() if separate_stderr else ""
+    return CommandResult(outs[0].text(), proc.returncode, stopped, stderr)
+
+
+def _wait(
+    proc: subprocess.Popen[bytes], deadline: float, timeout_s: float, cancel: threading.Event
+) -> str:
+    """Poll until the process ends; kill its group on cancel or timeout and say why."""
     while proc.poll() is None:
+        stopped = ""
         if cancel.is_set():
             stopped = "interrupted by the user"
         elif time.monotonic() >= deadline:
             stopped = f"timed out after {timeout_s:g}s"
         if stopped:
             _kill_group(proc)
-            break
+            return stopped
         try:
             proc.wait(POLL_S)
         except subprocess.TimeoutExpired:
             pass
-    if not drained.wait(DRAIN_S if not stopped else KILL_GRACE_S):
-        _kill_group(proc)  # background jobs still hold the output open
-        stopped = stopped or "background processes were stopped (output stayed open)"
-        drained.wait(DRAIN_S)
-    proc.wait()
-    return out.text(), proc.returncode, stopped
+    return ""
+
+
+def _all_set(events: list[threading.Event], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    return all(e.wait(max(0.0, deadline - time.monotonic())) for e in events)
+
+
+def run_command(
+    command: str, workdir: os.PathLike[str] | str, timeout_s: float, cancel: threading.Event
+) -> tuple[str, int | None, str]:
+    """Run `command`; return (output, exit code or None, why it was stopped or "")."""
+    res = run_process(command, workdir, timeout_s, cancel)
+    return res.output, res.code, res.stopped
 
 
 def shell(args: ShellInput, ctx: ToolContext) -> ToolOutput:

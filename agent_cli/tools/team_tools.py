@@ -92,7 +92,8 @@ def _check_recipient(ctx: ToolContext, to: str) -> None:
     check_name(to, "recipient name")
     if to == ctx.agent:
         raise Refused("you cannot message yourself")
-    if to != LEAD and _runtime(ctx).roster.get(to) is None:
+    rt = _runtime(ctx)
+    if to != LEAD and rt.roster.get(to) is None and rt.team.teammate(to) is None:
         raise NotFound(f"no teammate {to} (list_teammates shows the team)")
 
 
@@ -148,6 +149,7 @@ def _submit_plan(args: SubmitPlanInput, ctx: ToolContext) -> str:
     req = plans.submit_plan(rt, ctx.agent, args.plan)
     tm = rt.team.teammate(ctx.agent)
     if tm is not None:
+        tm.plan_memory.note(req)
         tm.refresh_task()
     return (
         f"plan submitted (request_id {req.id}). Effectful tools stay blocked until the lead "

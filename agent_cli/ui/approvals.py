@@ -84,7 +84,9 @@ def approval_panel(req: Any, queued: int = 0, why: str = "") -> Panel:
     return Panel(Group(*parts), title=title, title_align="left", border_style="yellow")
 
 
-def choice_bindings() -> KeyBindings:
+def choice_bindings(typed: list[str] | None = None) -> KeyBindings:
+    """1/2/3 answer; esc, Ctrl-C and Ctrl-D say no; Enter does nothing. Any other printable
+    key was meant for the prompt the question interrupted: it is kept in `typed`."""
     kb = KeyBindings()
     # Digits only: a letter typed by habit must never approve anything.
     for key in ("1", "2", "3"):
@@ -102,8 +104,9 @@ def choice_bindings() -> KeyBindings:
         event.app.exit(result="esc")
 
     @kb.add(Keys.Any)
-    def _(event: Any) -> None:  # ignore anything else: the prompt only takes a choice
-        pass
+    def _(event: Any) -> None:  # never an answer; handed back to the interrupted prompt
+        if typed is not None and event.data.isprintable():
+            typed.append(event.data)
 
     @kb.add("enter")
     def _(event: Any) -> None:
@@ -119,6 +122,12 @@ class ApprovalPrompter:
         self.input = input
         self.output = output
         self.color = color
+        self._typed: list[str] = []  # keys typed at a question that were not an answer
+
+    def take_typed(self) -> str:
+        """What the user typed at the questions without answering (then forgotten)."""
+        text, self._typed = "".join(self._typed), []
+        return text
 
     def _session(self, **kw: Any) -> PromptSession:
         # No completion menu here, so no rows kept free below the question.
@@ -129,7 +138,7 @@ class ApprovalPrompter:
         """Read the choice for `req` (its panel is already on screen); an ApprovalAnswer."""
         from ..permissions.broker import ApprovalAnswer
 
-        session = self._session(key_bindings=choice_bindings())
+        session = self._session(key_bindings=choice_bindings(self._typed))
         choice = session.prompt(ANSI("\x1b[1mChoose 1, 2 or 3:\x1b[0m "))
         if choice == "1":
             return ApprovalAnswer("allow_once")

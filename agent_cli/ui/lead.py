@@ -5,6 +5,10 @@ turn starts with the lead's unread inbox (teammates' results) prepended. `wake()
 turn on the inbox alone (the REPL calls it when a teammate's plan waits for the lead); it is
 skipped when an earlier turn already took those messages in. `interrupt()` is safe from any
 thread; `wait_idle()` blocks on a condition (tests, exit).
+
+The lead Agent may be given as a factory: it is then built on first use, or by `warm()` on a
+background thread once the prompt is on screen (building it costs tens of milliseconds that
+the first prompt need not wait for).
 """
 
 from __future__ import annotations
@@ -19,10 +23,19 @@ from ..events import AgentError
 
 class LeadRunner:
     def __init__(
-        self, runtime: Any, agent: Any, on_change: Callable[[], None] = lambda: None
+        self,
+        runtime: Any,
+        agent: Any,
+        on_change: Callable[[], None] = lambda: None,
+        model_name: str = "",
     ) -> None:
+        """`agent`: the lead Agent, or a zero-argument callable that builds it."""
         self.runtime = runtime
-        self.agent = agent
+        self._factory: Callable[[], Any] | None = agent if callable(agent) else None
+        self._agent: Any = None if callable(agent) else agent
+        self._build_lock = threading.Lock()
+        self._model_name = model_name
+        self._warming = False
         self.on_change = on_change
         self._cond = threading.Condition()
         self._queue: list[str | None] = []  # None: a turn on the inbox alone
@@ -30,6 +43,43 @@ class LeadRunner:
         self.started_at: float | None = None
         self.last_result: Any = None
         self.turns = 0
+
+    @property
+    def agent(self) -> Any:
+        """The lead Agent (built now if it was not yet)."""
+        with self._build_lock:
+            if self._agent is None and self._factory is not None:
+                self._agent = self._factory()
+            return self._agent
+
+    def warm(self) -> None:
+        """Build the lead Agent on a background thread (a failure shows as an error line and
+        is raised again on first use)."""
+        with self._cond:
+            if self._agent is not None or self._warming:
+                return
+            self._warming = True
+
+        def build() -> None:
+            try:
+                _ = self.agent
+            except Exception as exc:
+                self.runtime.events.emit(
+                    AgentError("lead", f"cannot start the lead: {exc}", "internal")
+                )
+
+        threading.Thread(target=build, name="lead-build", daemon=True).start()
+
+    @property
+    def model_name(self) -> str:
+        agent = self._agent
+        return agent.model.name if agent is not None else self._model_name
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the lead used so far (0 before it is built)."""
+        agent = self._agent
+        return agent.usage.total if agent is not None else 0
 
     @property
     def busy(self) -> bool:

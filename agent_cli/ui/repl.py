@@ -83,7 +83,10 @@ class Repl:
         self.settings = UiSettings()
         self.status = StatusCache(runtime)
         self.view = EventView(self.printer, self.settings, self.width, self.color, self.changed)
-        self.lead = LeadRunner(runtime, runtime.team.make_lead(), self.changed)
+        # The model is made now (a bad --model fails at once); the lead Agent once the
+        # prompt is on screen.
+        model_name = runtime.make_model("lead").name
+        self.lead = LeadRunner(runtime, runtime.team.make_lead, self.changed, model_name)
         self.prompter = ApprovalPrompter(input, output, self.color)
         self._approval_wanted = threading.Event()
         self.session = self._make_session(input, output)
@@ -164,9 +167,9 @@ class Repl:
 
     def _toolbar(self) -> list[tuple[str, str]]:
         snap = self.status.get()
-        agent = self.lead.agent
-        tokens = total_tokens(agent.usage.total, snap.members)
-        return toolbar_fragments(snap, agent.model.name, self.runtime.policy.mode, tokens)
+        tokens = total_tokens(self.lead.tokens, snap.members)
+        return toolbar_fragments(snap, self.lead.model_name, self.runtime.policy.mode, tokens,
+                                 width=self.width())
 
     def changed(self) -> None:
         """Something the toolbar or spinner shows changed (any thread)."""
@@ -201,6 +204,11 @@ class Repl:
         if app.is_running and loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop just closed: pre_run sees it
                 loop.call_soon_threadsafe(self._pause_prompt)
+
+    def _pre_run(self) -> None:
+        """The prompt is about to be drawn: build the lead meanwhile; pause if asked."""
+        self.lead.warm()
+        self._pause_prompt()
 
     def _pause_prompt(self) -> None:
         """On the prompt's event loop (or as its pre_run): exit with the typed text."""
@@ -274,7 +282,7 @@ class Repl:
         # Attach first: from now on any thread's question waits for the human (nothing is
         # running yet, so nothing can ask during the start-up question below).
         self.runtime.broker.attach_ui(self._on_request)
-        self.printer.write(render_str(startup.banner(self.runtime, self.lead.agent.model.name),
+        self.printer.write(render_str(startup.banner(self.runtime, self.lead.model_name),
                                       self.width(), self.color))
         stale = startup.stale_tasks(self.runtime)
         if stale:
@@ -294,9 +302,10 @@ class Repl:
         pending = ""
         while True:
             self.service_approvals()
+            pending += self.prompter.take_typed()  # typing that a question interrupted
             try:
                 result = self.session.prompt(
-                    self._message, default=pending, pre_run=self._pause_prompt
+                    self._message, default=pending, pre_run=self._pre_run
                 )
             except EOFError:
                 return

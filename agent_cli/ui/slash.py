@@ -171,17 +171,18 @@ def cmd_spawn(ctx: SlashContext, arg: str) -> None:
         raise UserError("usage: /spawn NAME [ROLE]")
     name = check_name(words[0], "teammate name")
     role = words[1].strip() if len(words) > 1 else "generalist"
-    member = ctx.runtime.team.spawn(name, role)
-    ctx.console.print(f"spawned {member.name} ({member.role}); it claims ready tasks by itself")
+    member = ctx.runtime.team.spawn(name, role)  # its own line says "spawned NAME (ROLE)"
+    ctx.console.print(f"{member.name} claims ready tasks by itself; /team shows what it does",
+                      style="dim")
 
 
 def cmd_shutdown(ctx: SlashContext, arg: str) -> None:
     if not arg.strip():
         raise UserError("usage: /shutdown NAME")
     name = check_name(arg.strip(), "teammate name")
-    req = ctx.runtime.team.request_shutdown(name, sender="lead")
-    ctx.console.print(f"asked {name} to shut down (request {req.id}); "
-                      "it finishes its current step first")
+    ctx.runtime.team.request_shutdown(name, sender="lead")  # its line: "→ NAME (shutdown…)"
+    ctx.console.print(f"asked {name} to shut down: it finishes its current step first",
+                      style="dim")
 
 
 def cmd_verbose(ctx: SlashContext, arg: str) -> None:

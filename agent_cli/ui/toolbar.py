@@ -116,15 +116,25 @@ class StatusCache:
 
 
 def toolbar_fragments(
-    snap: StatusSnapshot, model: str, mode: str, tokens: int
+    snap: StatusSnapshot, model: str, mode: str, tokens: int, width: int = 0
 ) -> list[tuple[str, str]]:
-    """prompt_toolkit formatted text for the toolbar (a list of (style, text))."""
+    """prompt_toolkit formatted text for the toolbar (a list of (style, text)); in short words
+    when `width` is known and the long form would not fit, so its end stays visible."""
+    frags = _fragments(snap, model, mode, tokens, short=False)
+    if width and sum(len(text) for _, text in frags) > width:
+        frags = _fragments(snap, model, mode, tokens, short=True)
+    return frags
+
+
+def _fragments(
+    snap: StatusSnapshot, model: str, mode: str, tokens: int, short: bool
+) -> list[tuple[str, str]]:
     frags: list[tuple[str, str]] = [("class:tb.model", f" {model} "), ("", " ")]
     if mode == "bypassPermissions":
         frags.append(("class:tb.danger", " ⚠ bypassPermissions "))
     else:
-        frags.append(("class:tb.mode", f"mode: {mode}"))
-    frags.append(("", "  │ "))
+        frags.append(("class:tb.mode", mode if short else f"mode: {mode}"))
+    frags.append(("", " │ " if short else "  │ "))
     if snap.members:
         for m in snap.members:
             mark = STATE_MARKS.get(m.status, "?")
@@ -132,22 +142,31 @@ def toolbar_fragments(
             frags += [(agent_ptk_style(m.name) + " bold", m.name), ("", f" {mark} {what}  ")]
     else:
         frags.append(("class:tb.dim", "no teammates  "))
-    c = snap.counts
     frags.append(("", "│ "))
-    frags.append(
-        ("", f"tasks {c.done} done · {c.in_progress} in progress · {c.pending} pending")
-    )
+    frags += _task_fragments(snap.counts, short)
+    if snap.lead_unread:
+        plans = f", {snap.plans_waiting} plan" if snap.plans_waiting else ""
+        frags.append(("", " │ " if short else "  │ "))
+        frags.append(("class:tb.mail", f"✉ {snap.lead_unread}{plans}" if short
+                      else f"✉ {snap.lead_unread} for lead{plans}"))
+    frags.append(("", f" │ {format_tokens(tokens)} " if short
+                  else f"  │ {format_tokens(tokens)} tokens "))
+    if snap.error:
+        frags.append(("class:tb.danger", f" {snap.error[:60]} "))
+    return frags
+
+
+def _task_fragments(c: Counts, short: bool) -> list[tuple[str, str]]:
+    total = c.done + c.in_progress + c.pending + c.blocked
+    if short:  # who is working shows in the teammates' marks
+        frags = [("", f"tasks {c.done}/{total} done")]
+    else:
+        frags = [("", f"tasks {c.done} done · {c.in_progress} in progress · "
+                      f"{c.pending} pending")]
     if c.blocked:
         frags.append(("", f" · {c.blocked} blocked"))
     if c.problems:
         frags.append(("class:tb.danger", f" · {c.problems} unreadable"))
-    if snap.lead_unread:
-        plans = f", {snap.plans_waiting} plan" if snap.plans_waiting else ""
-        frags.append(("", "  │ "))
-        frags.append(("class:tb.mail", f"✉ {snap.lead_unread} for lead{plans}"))
-    frags.append(("", f"  │ {format_tokens(tokens)} tokens "))
-    if snap.error:
-        frags.append(("class:tb.danger", f" {snap.error[:60]} "))
     return frags
 
 
