@@ -201,8 +201,6 @@ board.claim_next("dead")
 """
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a process killed between the task file "
-                   "write and the events.jsonl append leaves the log without that change")
 def test_a_kill_between_the_task_write_and_the_event_append_keeps_the_log_consistent(workdir):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
     from soak_checks import replay_events

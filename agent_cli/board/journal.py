@@ -9,13 +9,18 @@ A writer rewrites the stamp under the board lock *before* it touches any task fi
 (write-ahead): a process killed halfway still leaves a stamp that tells every reader which
 files to re-read. A reader whose cache is at (epoch, seq0) re-reads exactly the ids listed
 with a seq > seq0; when the ring no longer reaches back that far, it rescans the directory.
+
+Line 3, present only while a write is in flight, carries that write's events.jsonl records
+(see eventlog.pending_line); the writer drops it once the records are appended. Finding it
+under the lock means the writer died (or failed) halfway: the next locked refresh appends
+whichever of those records describe a task write that landed and are not in the log yet.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..errors import StorageError
@@ -28,6 +33,7 @@ class Journal:
     epoch: str
     seq: int
     recent: tuple[str, ...] = ()  # "seq:id,id" items, oldest first, kept encoded
+    pending: str = ""  # the events of the write in flight (one JSON line), "" when none
 
     @property
     def stamp(self) -> str:
@@ -38,6 +44,9 @@ class Journal:
         seq = self.seq + 1
         item = f"{seq}:{','.join(str(i) for i in sorted(set(ids)))}"
         return Journal(self.epoch, seq, (*self.recent[-(RING - 1) :], item))
+
+    def with_pending(self, pending: str) -> Journal:
+        return replace(self, pending=pending)
 
     def changed_since(self, epoch: str, seq: int) -> set[int] | None:
         """Ids written after (epoch, seq), or None when the ring cannot tell (rescan)."""
@@ -78,15 +87,17 @@ def read_journal(path: Path) -> Journal | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    if not text.endswith("\n"):
+        return None
+    head, ring, pending, *rest = [*text.split("\n")[:-1], "", "", ""]
     try:
-        head, _, body = text.partition("\n")
         epoch, seq_text = head.split(":")
-        recent = tuple(body.split())
+        recent = tuple(ring.split())
         for item in recent:
             _parse_item(item)
-        if not epoch or not text.endswith("\n"):
+        if not epoch or any(rest):
             return None
-        return Journal(epoch, int(seq_text), recent)
+        return Journal(epoch, int(seq_text), recent, pending.strip())
     except ValueError:
         return None
 
@@ -94,7 +105,8 @@ def read_journal(path: Path) -> Journal | None:
 def write_journal(path: Path, journal: Journal) -> None:
     """Rewrite the stamp file in place (see overwrite_small)."""
     body = " ".join(journal.recent)
-    overwrite_small(path, f"{journal.stamp}\n{body}\n".encode())
+    pending = f"{journal.pending}\n" if journal.pending else ""
+    overwrite_small(path, f"{journal.stamp}\n{body}\n{pending}".encode())
 
 
 def overwrite_small(path: Path, data: bytes) -> None:

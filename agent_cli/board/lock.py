@@ -66,6 +66,11 @@ class BoardLock:
         self._handoffs = 0
         return False
 
+    @property
+    def file_held(self) -> bool:
+        """The cross-process lock is held (not on a read-only filesystem)."""
+        return self._flock_held
+
     def leave(self) -> None:
         self._release_or_hand_over()
         self._mutex.release()

@@ -2,13 +2,16 @@
 
 Every read-modify-write runs in one short critical section (lock.BoardLock: an in-process
 RLock plus a cross-process file lock on `.tasks/.lock`). Inside: bring the parsed cache
-up to date, check the rules, bump the change stamp (write-ahead), write the task file
-atomically, append to `events.jsonl`, release. `on_change` is called after the lock is
+up to date, check the rules, bump the change stamp (write-ahead, carrying the write's event
+records), write the task file atomically, append to `events.jsonl`, drop the records from the
+stamp, release. A write that died halfway has its landed events appended by the next one to
+take the lock. `on_change` is called after the lock is
 released. Nothing slow (model calls, tool runs, approvals) ever happens under the lock.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -21,11 +24,21 @@ from ..fsutil import atomic_write_json, utc_now
 from ..names import check_name
 from . import dag
 from .cache import TaskCache, task_file
-from .eventlog import append_event, event_record, read_events
+from .eventlog import (
+    append_event,
+    event_record,
+    landed_events,
+    missing_from_log,
+    pending_line,
+    read_events,
+    with_ids,
+)
 from .inputs import check_id, check_subject, check_text, check_verify
 from .journal import new_journal, overwrite_small, read_stamp, write_journal
 from .lock import BoardLock
 from .models import BoardSnapshot, ClaimResult, CompleteResult, Problem, Task, Verify
+
+log = logging.getLogger(__name__)
 
 
 class TaskBoard:
@@ -60,6 +73,9 @@ class TaskBoard:
             if self._lock.depth == 1 and not (handed_over and self._cache.stamp):
                 # a lock handed over by a thread of this process: no one else wrote since
                 self._cache.refresh(self._stamp_path)
+                journal = self._cache.journal
+                if journal is not None and journal.pending and self._lock.file_held:
+                    self._settle_pending()
             yield True
         finally:
             self._lock.leave()
@@ -67,18 +83,42 @@ class TaskBoard:
     def _write(self, tasks: list[Task], events: list[dict[str, Any]]) -> None:
         """Write `tasks` and their events (caller holds the lock)."""
         journal = (self._cache.journal or new_journal()).advance([t.id for t in tasks])
+        records = with_ids(journal.stamp, events)
         try:
-            write_journal(self._stamp_path, journal)  # before any task file: write-ahead
+            # before any task file (write-ahead), with the events in case we die halfway
+            write_journal(self._stamp_path, journal.with_pending(pending_line(records, tasks)))
             for task in tasks:
                 before = time.time_ns()
                 atomic_write_json(task_file(self.dir, task.id), task.to_json())
                 self._cache.put(task, before)
-            for record in events:
+            for record in records:
                 append_event(self._events_path, record)
+            write_journal(self._stamp_path, journal)  # done: nothing pending
         except BaseException:
             self._cache.invalidate()
             raise
         self._cache.seen(journal)
+
+    def _settle_pending(self) -> None:
+        """A write died between its stamp and its last event append (the stamp still carries
+        its records): append those whose task write landed and that the log lacks, then drop
+        them from the stamp. Never fails a read: a disk error leaves them for the next try."""
+        journal = self._cache.journal
+        assert journal is not None
+        try:
+            try:
+                landed = landed_events(journal.pending, self._cache.tasks.get)
+            except ValueError as exc:  # nothing usable: drop it rather than retry forever
+                log.warning("%s: unreadable pending events dropped: %s", self._stamp_path, exc)
+                landed = []
+            for record in missing_from_log(self._events_path, landed):
+                append_event(self._events_path, record)
+            settled = journal.with_pending("")
+            write_journal(self._stamp_path, settled)
+        except (StorageError, OSError) as exc:
+            log.warning("cannot append the events of an interrupted write: %s", exc)
+            return
+        self._cache.seen(settled)
 
     def _changed(self) -> None:
         if self._on_change is not None:
@@ -147,7 +187,10 @@ class TaskBoard:
             return self._build_snapshot().problems
 
     def events(self) -> list[dict[str, Any]]:
-        """The parsed event log (a torn last line and malformed lines are skipped)."""
+        """The parsed event log (a torn last line and malformed lines are skipped), after
+        the events of a write that died halfway were appended."""
+        with self._locked():
+            pass  # settles a dead writer's events (read outside: the log can be long)
         return read_events(self._events_path)[0]
 
     def event_problems(self) -> list[Problem]:
