@@ -36,8 +36,8 @@ class StateLock:
     @contextmanager
     def held(self) -> Iterator[None]:
         with self._thread_lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._file_lock.acquire(timeout=self._timeout)
             except Timeout as exc:
                 raise StorageError(

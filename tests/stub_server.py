@@ -18,6 +18,14 @@ stricter ones our design promises) and answered 400 invalid_request_error when i
 Requests need an x-api-key or bearer token (`api_key=` pins the value; else 401).
 `.requests` records every request body and `.rejections` the 400 messages, so a test can
 assert that our loop never sent a request the API would reject.
+
+Routing per agent: `StubServer(responder=fn)` answers every request the queue does not with
+`fn(request_body) -> Reply | Fault | MidStream | None` (None: the `default`); it can tell the
+lead from a teammate by the system prompt and read the conversation (for instance the claim
+token in an `<auto-claimed-task>` block; see tests/test_e2e_claude_support.py). A responder
+that raises is answered 500 (x-should-retry: false) and its error kept in `.responder_errors`.
+`.served` records (request body, usage sent) for every successful reply, so a test can check
+what the client counted.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import json
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -90,6 +99,10 @@ class MidStream:
     error_type: str = "overloaded_error"
 
 
+Item = Reply | Fault | MidStream
+Responder = Callable[[dict[str, Any]], Item | None]
+
+
 def _retry_headers(retry_after: str | None) -> dict[str, str]:
     return {} if retry_after is None else {"retry-after": retry_after}
 
@@ -97,12 +110,20 @@ def _retry_headers(retry_after: str | None) -> dict[str, str]:
 class StubServer:
     """The stub. Use as a context manager; `.url` is the base_url for the SDK."""
 
-    def __init__(self, default: Reply | None = None, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        default: Reply | None = None,
+        api_key: str | None = None,
+        responder: Responder | None = None,
+    ) -> None:
         self.default = default
         self.api_key = api_key  # None: any x-api-key/authorization accepted (one is required)
+        self.responder = responder
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.rejections: list[str] = []
+        self.responder_errors: list[str] = []
+        self.served: list[tuple[dict[str, Any], dict[str, int]]] = []
         self._queue: list[Reply | Fault | MidStream] = []
         self._cond = threading.Condition()
         self._release = threading.Event()
@@ -161,6 +182,24 @@ class StubServer:
         with self._cond:
             return self._queue.pop(0) if self._queue else self.default
 
+    def _pick(self, body: dict[str, Any]) -> Item | None:
+        """The queue first, then the responder, then the default."""
+        if self.responder is None or self.pending():
+            return self._next()
+        try:
+            item = self.responder(body)
+        except Exception as exc:  # reported to the test, answered as a non-retried 500
+            with self._cond:
+                self.responder_errors.append(f"{type(exc).__name__}: {exc}")
+            return Fault(
+                500, "api_error", f"stub responder failed: {exc}", {"x-should-retry": "false"}
+            )
+        return item if item is not None else self.default
+
+    def _served(self, body: dict[str, Any], usage: dict[str, int]) -> None:
+        with self._cond:
+            self.served.append((body, usage))
+
     def _new_id(self, prefix: str) -> str:
         with self._cond:
             self._ids += 1
@@ -207,7 +246,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path.endswith("count_tokens"):
             self._json(200, {"input_tokens": _estimate_tokens(body)})
             return
-        self._answer(body, self.stub._next())
+        self._answer(body, self.stub._pick(body))
 
     def _authorized(self) -> bool:
         key = self.headers.get("x-api-key")
@@ -227,6 +266,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, self._message(body, item))
         else:
             self._stream(body, item)
+        if isinstance(item, Reply):
+            self.stub._served(body, _usage(body, item))
 
     def _message(self, body: dict, item: Reply | MidStream) -> dict:
         reply = item if isinstance(item, Reply) else Reply(item.text)

@@ -27,8 +27,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROUNDS = 100 if os.environ.get("AGENT_CLI_SLOW") else 24
 STEPS = 40  # loop iterations per child (a crash usually comes first)
 READER = "alice"

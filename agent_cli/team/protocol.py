@@ -238,6 +238,43 @@ class ProtocolStore:
             self._log("accepted", req.id, **facts)
         return done
 
+    def close_pending(
+        self, kind: str, target: str, resolution: str, skip: str | None = None
+    ) -> list[ProtocolRequest]:
+        """Approve, as `target`, every pending unexpired `kind` request for it (except
+        `skip`): used when the target is already down, so an old request cannot reach a
+        later incarnation. Returns the requests closed."""
+        if kind not in KINDS:
+            raise UserError(f"unknown protocol kind {kind!r} (use one of: {', '.join(KINDS)})")
+        check_name(target, "target name")
+        closed = []
+        with self._lock.held():
+            requests = self.load()
+            now = self._clock()
+            for i, req in enumerate(requests):
+                if (
+                    req.kind != kind
+                    or req.target != target
+                    or req.status != "pending"
+                    or req.id == skip
+                    or req.expired(now)
+                ):
+                    continue
+                requests[i] = req.model_copy(
+                    update={
+                        "status": "approved",
+                        "resolution": resolution,
+                        "resolved_at": format_ts(now),
+                        "response_id": uuid.uuid4().hex,
+                    }
+                )
+                closed.append(requests[i])
+            if closed:
+                self._write(requests)
+                for req in closed:
+                    self._log("closed", req.id, kind=kind, target=target, reason=resolution)
+        return closed
+
     # ---- internals -------------------------------------------------------------------
 
     @staticmethod

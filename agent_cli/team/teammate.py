@@ -13,19 +13,19 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 from string import Template
 from typing import TYPE_CHECKING
 
-from ..errors import AgentCliError, CorruptFile, StorageError, UserError
+from ..errors import CorruptFile, StorageError, UserError
 from ..events import MessageEvent, Notice, StatusEvent, TaskEvent
 from ..names import LEAD
 from ..prompts import load_prompt
 from . import plans
+from .endings import Endings
 from .framing import auto_claim_block, format_message, labelled, plan_review_block
 from .intake import Intake
-from .mailbox import PROTOCOL_TYPES
 from .roster import this_host, thread_name
+from .tracking import TrackingGate
 
 if TYPE_CHECKING:
     from ..board.models import Task
@@ -42,49 +42,7 @@ def render_prompt(prompt_name: str, **values: object) -> str:
     return Template(load_prompt(prompt_name)).safe_substitute(filled)
 
 
-class TrackingGate:
-    """The shared permission gate, seen through one teammate: it remembers denials so the
-    teammate can say why it holds an unfinished task ("holds #3: shell run was denied")."""
-
-    def __init__(self, gate, teammate: Teammate) -> None:
-        self._gate = gate
-        self._teammate = teammate
-
-    def check(self, tool, args, ctx):
-        decision = None
-        if not tool.read_only and not tool.plan_exempt:
-            decision = self._lost_plan_refusal(tool, args, ctx)
-        if decision is None:
-            decision = self._gate.check(tool, args, ctx)
-        if not decision.allowed:
-            self._teammate.note_denial(tool, decision)
-        return decision
-
-    def __getattr__(self, name: str):
-        return getattr(self._gate, name)
-
-    def _lost_plan_refusal(self, tool, args, ctx):
-        """The plan gate for a plan the store lost (set aside) but this teammate remembers;
-        None when the store still knows it (the shared gate decides then)."""
-        from ..permissions.gate import Decision
-
-        why = self._teammate.lost_plan_block()
-        if why is None:
-            return None
-        audit = getattr(self._gate, "audit", None)
-        if audit is not None:
-            audit.record(
-                agent=ctx.agent,
-                tool=tool.name,
-                input=args.model_dump(mode="json"),
-                decision="deny",
-                source="plan",
-                feedback="",
-            )
-        return Decision(False, "plan", why)
-
-
-class Teammate:
+class Teammate(Endings):
     """A teammate thread and its state. Built and started by Team.spawn."""
 
     def __init__(
@@ -101,7 +59,6 @@ class Teammate:
         self.team = team
         self.name = name
         self.role = role
-        self.model_spec = model
         self.require_plan = require_plan
         self.plan_memory = plans.PlanMemory()  # its plan, should the store lose it
         team.status.register(name, role, model, require_plan)
@@ -149,6 +106,8 @@ class Teammate:
         )
 
     def start(self) -> None:
+        # which process runs it (other sessions check it): queued before the thread runs
+        self.team.status.post(self.name, pid=os.getpid(), host=this_host())
         self.thread.start()
 
     def alive(self) -> bool:
@@ -205,8 +164,6 @@ class Teammate:
 
     def _main(self) -> None:
         try:
-            # which process runs it (other sessions check it); written with the first status
-            self.team.status.post(self.name, pid=os.getpid(), host=this_host())
             while True:
                 work = self._next_work()
                 if work is None or not self._work(work):
@@ -407,112 +364,6 @@ class Teammate:
     def _plan_block(self) -> str | None:
         return plans.plan_block(
             self.rt.protocols, self.name, self.require_plan, known=self.plan_memory.known
-        )
-
-    # ---- endings ---------------------------------------------------------------------
-
-    def _release_held(self, reason: str) -> Task | None:
-        held = self._held()
-        if held is None:
-            return None
-        task = self.rt.board.release(held.id, self.name, reason=reason)
-        self.rt.events.emit(
-            TaskEvent(
-                agent=self.name,
-                action="released",
-                task_id=held.id,
-                subject=held.subject,
-                detail=reason,
-            )
-        )
-        return task
-
-    def _shut_down(self, msg: MailMessage) -> None:
-        released = self._release_held("shutdown")
-        note = f"; task #{released.id} released to pending" if released else ""
-        self.rt.mail.send(
-            self.name,
-            msg.sender,
-            f"{self.name} shut down{note}",
-            type="shutdown_response",
-            request_id=msg.request_id,
-            approve=True,
-        )
-        self.rt.events.emit(
-            MessageEvent(
-                agent=self.name, to=msg.sender, msg_type="shutdown_response", preview="shut down"
-            )
-        )
-        self.intake.ack()
-        self._close_shutdown_requests("already shut down", skip=msg.request_id)
-        self._set_status("shutdown", None, "")
-
-    def _fail(self, reason: str) -> None:
-        """Release the task, tell the lead, show failed. Each step is tried on its own."""
-        note = ""
-        try:
-            released = self._release_held(f"{self.name} failed")
-            if released is not None:
-                note = f"; task #{released.id} released to pending"
-        except (AgentCliError, OSError) as exc:
-            note = f"; could not release its task: {exc}"
-        content = f"{self.name} failed: {reason}{note}"
-        try:
-            self.rt.mail.send(self.name, LEAD, content, type="error")
-            self.rt.events.emit(
-                MessageEvent(agent=self.name, to=LEAD, msg_type="error", preview=content[:200])
-            )
-        except (AgentCliError, OSError) as exc:
-            self._warn(f"{content} (and the lead could not be told: {exc})")
-        self._close_shutdown_requests(f"already down: {self.name} failed")
-        self._settle_inbox()
-        self._set_status("failed", None, reason[:200])
-
-    def _close_shutdown_requests(self, resolution: str, skip: str | None = None) -> None:
-        """Resolve every shutdown request still pending for this teammate: it is down, and a
-        later respawn must not take an old request as meant for it (it is refused then)."""
-        try:
-            pending = self.rt.protocols.pending("shutdown", target=self.name)
-        except (AgentCliError, OSError) as exc:
-            self._warn(f"{self.name} could not close its shutdown requests: {exc}")
-            return
-        for req in pending:
-            if req.id == skip:
-                continue
-            try:
-                self.rt.protocols.resolve(
-                    req.id,
-                    "shutdown",
-                    self.name,
-                    req.sender,
-                    True,
-                    resolution=resolution,
-                    response_id=uuid.uuid4().hex,
-                )
-            except (AgentCliError, OSError) as exc:
-                self._warn(f"{self.name} could not close shutdown request {req.id[:8]}: {exc}")
-
-    def _settle_inbox(self) -> None:
-        """On failure: take in what arrived, acknowledge it unless an ordinary message still
-        waits for a turn (then a respawn gets it again; the protocol messages it meets then
-        are already resolved and ignored)."""
-        try:
-            for msg in self.intake.poll():
-                if msg.type not in PROTOCOL_TYPES:
-                    self.intake.hold(msg)
-            self.intake.ack()
-        except (AgentCliError, OSError) as exc:
-            self._warn(f"{self.name} could not acknowledge its inbox: {exc}")
-
-    def _report_hold(self, held: Task) -> None:
-        content = (
-            f"I hold task #{held.id} ({held.subject}) but could not finish it: "
-            f"{self._denial}. It stays in_progress with me; message me to continue "
-            "or release it."
-        )
-        self.rt.mail.send(self.name, LEAD, content, type="message")
-        self.rt.events.emit(
-            MessageEvent(agent=self.name, to=LEAD, msg_type="message", preview=content[:120])
         )
 
     # ---- small helpers ---------------------------------------------------------------

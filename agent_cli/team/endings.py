@@ -1,0 +1,130 @@
+"""How a teammate's run ends: shut down on request, or fail; and the hold report.
+
+Endings is a mixin of Teammate (it uses the teammate's runtime, intake and status). Every way
+out leaves the shared state clean for a later respawn of the same name: its task released to
+pending, the lead told, the shutdown requests still pending for it resolved (it is already
+down: an old request must not stop the next incarnation), and its inbox acknowledged past
+what it took in.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import AgentCliError
+from ..events import MessageEvent, TaskEvent
+from ..names import LEAD
+from .mailbox import PROTOCOL_TYPES
+
+if TYPE_CHECKING:
+    from ..board.models import Task
+    from ..runtime import Runtime
+    from .intake import Intake
+    from .mailbox import MailMessage
+
+
+class Endings:
+    """The endings of a Teammate (see the module docstring)."""
+
+    rt: Runtime
+    name: str
+    intake: Intake
+    _denial: str | None
+
+    def _release_held(self, reason: str) -> Task | None:
+        held = self._held()
+        if held is None:
+            return None
+        task = self.rt.board.release(held.id, self.name, reason=reason)
+        self.rt.events.emit(
+            TaskEvent(
+                agent=self.name,
+                action="released",
+                task_id=held.id,
+                subject=held.subject,
+                detail=reason,
+            )
+        )
+        return task
+
+    def _shut_down(self, msg: MailMessage) -> None:
+        released = self._release_held("shutdown")
+        note = f"; task #{released.id} released to pending" if released else ""
+        self.rt.mail.send(
+            self.name,
+            msg.sender,
+            f"{self.name} shut down{note}",
+            type="shutdown_response",
+            request_id=msg.request_id,
+            approve=True,
+        )
+        self.rt.events.emit(
+            MessageEvent(
+                agent=self.name, to=msg.sender, msg_type="shutdown_response", preview="shut down"
+            )
+        )
+        self.intake.ack()
+        self._close_shutdown_requests("already shut down", skip=msg.request_id)
+        self._set_status("shutdown", None, "")
+
+    def _fail(self, reason: str) -> None:
+        """Release the task, tell the lead, show failed. Each step is tried on its own."""
+        note = ""
+        try:
+            released = self._release_held(f"{self.name} failed")
+            if released is not None:
+                note = f"; task #{released.id} released to pending"
+        except (AgentCliError, OSError) as exc:
+            note = f"; could not release its task: {exc}"
+        content = f"{self.name} failed: {reason}{note}"
+        try:
+            self.rt.mail.send(self.name, LEAD, content, type="error")
+            self.rt.events.emit(
+                MessageEvent(agent=self.name, to=LEAD, msg_type="error", preview=content[:200])
+            )
+        except (AgentCliError, OSError) as exc:
+            self._warn(f"{content} (and the lead could not be told: {exc})")
+        self._close_shutdown_requests(f"already down: {self.name} failed")
+        self._settle_inbox()
+        self._set_status("failed", None, reason[:200])
+
+    def _close_shutdown_requests(self, resolution: str, skip: str | None = None) -> None:
+        """Resolve the shutdown requests still pending for this teammate: it is down, and a
+        later respawn must not take an old request as meant for it (it is refused then)."""
+        try:
+            self.rt.protocols.close_pending("shutdown", self.name, resolution, skip=skip)
+        except (AgentCliError, OSError) as exc:
+            self._warn(f"{self.name} could not close its shutdown requests: {exc}")
+
+    def _settle_inbox(self) -> None:
+        """On failure: take in what arrived, acknowledge it unless an ordinary message still
+        waits for a turn (then a respawn gets it again; the protocol messages it meets then
+        are already resolved and ignored)."""
+        try:
+            for msg in self.intake.poll():
+                if msg.type not in PROTOCOL_TYPES:
+                    self.intake.hold(msg)
+            self.intake.ack()
+        except (AgentCliError, OSError) as exc:
+            self._warn(f"{self.name} could not acknowledge its inbox: {exc}")
+
+    def _report_hold(self, held: Task) -> None:
+        content = (
+            f"I hold task #{held.id} ({held.subject}) but could not finish it: "
+            f"{self._denial}. It stays in_progress with me; message me to continue "
+            "or release it."
+        )
+        self.rt.mail.send(self.name, LEAD, content, type="message")
+        self.rt.events.emit(
+            MessageEvent(agent=self.name, to=LEAD, msg_type="message", preview=content[:120])
+        )
+
+    # provided by Teammate
+    def _held(self) -> Task | None:
+        raise NotImplementedError
+
+    def _set_status(self, status: str, task_id: int | None, reason: str) -> None:
+        raise NotImplementedError
+
+    def _warn(self, text: str) -> None:
+        raise NotImplementedError
