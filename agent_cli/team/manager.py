@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import CorruptFile, NotFound, Refused
+from ..errors import AgentCliError, CorruptFile, NotFound, Refused
 from ..events import MessageEvent, Notice
 from ..names import LEAD, check_name
 from . import plans
+from .claimgate import ClaimGate
 from .framing import inbox_block
 from .status import StatusWriter
 from .teammate import Teammate, render_prompt
@@ -34,61 +34,7 @@ if TYPE_CHECKING:
     from .roster import Member
 
 
-CLOSING = "the team is shutting down: no new claims"
-
-
-class ClaimGate:
-    """Open while the team runs; `close()` stops new automatic claims and waits for the
-    claims already under way, so none lands after it returns."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._open = True
-        self._active = 0
-
-    @contextmanager
-    def attempt(self) -> Iterator[bool]:
-        """Yields True (and counts the attempt) while open, False once closed."""
-        with self._cond:
-            allowed = self._open
-            if allowed:
-                self._active += 1
-        try:
-            yield allowed
-        finally:
-            if allowed:
-                with self._cond:
-                    self._active -= 1
-                    self._cond.notify_all()
-
-    def close(self, timeout: float) -> bool:
-        """Refuse new attempts; True once no attempt is in progress (False on timeout)."""
-        with self._cond:
-            self._open = False
-            return self._cond.wait_for(lambda: self._active == 0, timeout)
-
-    def reopen(self) -> None:
-        with self._cond:
-            self._open = True
-
-    @property
-    def is_open(self) -> bool:
-        with self._cond:
-            return self._open
-
-
-class ManagedTeammate(Teammate):
-    """A Teammate whose automatic claims go through its team's ClaimGate."""
-
-    team: Team
-
-    def _try_claim(self) -> str | None:
-        with self.team.claims.attempt() as allowed:
-            if allowed:
-                return super()._try_claim()
-        held = self._held()
-        self._set_status("idle", held.id if held else None, CLOSING)
-        return None
+INTERRUPT_GRACE_S = 1.0  # after shutdown_all's deadline, how long an interrupted teammate gets
 
 
 class Team:
@@ -117,17 +63,25 @@ class Team:
         check_name(name, "teammate name")
         if name == LEAD:
             raise Refused("'lead' is the lead's own name; pick another teammate name")
+        self._refuse_running(name)
+        # Built outside the team lock: a restart reads the old transcript, and every
+        # teammate's plan check (plan_block -> teammate()) takes that lock.
+        mate = Teammate(self.rt, self, name, role, model, require_plan, prompt)
         with self._lock:
-            current = self._mates.get(name)
-            if current is not None and current.alive():
-                raise Refused(f"{name} is already running")
+            self._refuse_running(name)
+            # Refused if another live process runs this name (pid and host in config.json).
+            member = self.rt.roster.add_running(name, role, model, require_plan)
             self.claims.reopen()  # a spawn after shutdown_all means the team runs again
-            mate = ManagedTeammate(self.rt, self, name, role, model, require_plan, prompt)
-            member = self.rt.roster.add(name, role, model, require_plan)
             self._mates[name] = mate
             mate.start()
         self.rt.events.emit(Notice(agent=LEAD, text=f"spawned {name} ({member.role})"))
         return member
+
+    def _refuse_running(self, name: str) -> None:
+        with self._lock:
+            current = self._mates.get(name)
+            if current is not None and current.alive():
+                raise Refused(f"{name} is already running")
 
     def request_shutdown(self, name: str, sender: str = LEAD) -> ProtocolRequest:
         """Store a pending shutdown request, then send it (a pending one is reused)."""
@@ -135,7 +89,11 @@ class Team:
         mate = self.teammate(name)
         if mate is None or not mate.alive():
             raise Refused(f"{name} is not running")
-        for req in self.rt.protocols.pending("shutdown", target=name):
+        try:
+            pending = self.rt.protocols.pending("shutdown", target=name)
+        except CorruptFile:
+            pending = []  # create() sets the unreadable file aside and starts a fresh one
+        for req in pending:
             if req.sender == sender:
                 return req
         req = self.rt.protocols.create("shutdown", sender, name, content="finish and shut down")
@@ -175,14 +133,17 @@ class Team:
                 self.request_shutdown(name)
             except Refused:
                 pass  # it ended meanwhile
-        busy = []
-        for name in names:
-            mate = self.teammate(name)
-            if mate is None:
-                continue
+            except AgentCliError as exc:  # e.g. a full disk: still stop the others
+                self._warn(f"could not ask {name} to shut down: {exc}")
+        mates = [m for m in (self.teammate(n) for n in names) if m is not None]
+        for mate in mates:
             mate.thread.join(max(0.0, deadline - time.monotonic()))
+        busy = [m.name for m in mates if m.thread.is_alive()]
+        for mate in mates:  # past the deadline: stop a running shell command or model call
             if mate.thread.is_alive():
-                busy.append(name)
+                mate.agent.interrupt()
+        for mate in mates:
+            mate.thread.join(INTERRUPT_GRACE_S if mate.thread.is_alive() else 0)
         self.status.flush(max(0.0, deadline - time.monotonic()))
         return busy
 

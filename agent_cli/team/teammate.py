@@ -21,6 +21,7 @@ from ..events import MessageEvent, Notice, StatusEvent, TaskEvent
 from ..names import LEAD
 from ..prompts import load_prompt
 from . import plans
+from .claimgate import CLOSING
 from .endings import Endings
 from .framing import auto_claim_block, format_message, labelled, plan_review_block
 from .intake import Intake
@@ -266,11 +267,15 @@ class Teammate(Endings):
             why = self._denial or "waiting for a message (the task is not completed)"
             self._set_status("idle", held.id, f"holds #{held.id}: {why}")
             return None
-        try:
-            res = self.rt.board.claim_next(self.name)
-        except StorageError as exc:  # a full or read-only disk: wait for the board to change
-            self._set_status("idle", None, f"cannot claim: {exc}")
-            return None
+        with self.team.claims.attempt() as allowed:
+            if not allowed:  # the team is closing: a released task stays released
+                self._set_status("idle", None, CLOSING)
+                return None
+            try:
+                res = self.rt.board.claim_next(self.name)
+            except StorageError as exc:  # a full or read-only disk: wait for a board change
+                self._set_status("idle", None, f"cannot claim: {exc}")
+                return None
         if res.task is None:
             self._set_status("idle", None, res.reason)
             return None

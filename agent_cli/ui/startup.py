@@ -10,7 +10,7 @@ from typing import Any
 from rich.text import Text
 
 from .. import __version__
-from ..errors import UserError
+from ..errors import AgentCliError, UserError
 
 DEMO_HINT = "offline demo model — set ANTHROPIC_API_KEY to use Claude"
 
@@ -44,6 +44,10 @@ def demo_hint(runtime: Any, env: Any = os.environ) -> str | None:
 def stale_tasks(runtime: Any) -> list[Any]:
     """In-progress tasks owned by teammates that are not running in this session."""
     running = set(runtime.team.running())
+    try:  # teammates that another live process runs (pid and host in config.json)
+        running |= {m.name for m in runtime.roster.members() if runtime.roster.is_alive(m)}
+    except AgentCliError:
+        pass  # an unreadable config.json: only this process's teammates count as running
     return [
         t
         for t in runtime.board.snapshot().tasks
