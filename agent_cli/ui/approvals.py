@@ -158,6 +158,10 @@ def outcome_line(req: Any, answer: Any) -> Text:
     if answer.decision == "allow_once":
         return who + Text(f"allowed: {req.summary or req.tool}", style="green")
     if answer.decision == "allow_always":
-        return who + Text(f"allowed; rule added: {req.suggested_rule}", style="green")
+        line = who + Text(f"allowed; rule added for this session: {req.suggested_rule}",
+                          style="green")
+        if not answer.save:
+            line.append(f" (/permissions save {req.suggested_rule} keeps it)", style="dim")
+        return line
     said = f" — told: {answer.feedback}" if answer.feedback else ""
     return who + Text(f"denied: {req.summary or req.tool}{said}", style="red")

@@ -133,25 +133,75 @@ def cmd_model(ctx: SlashContext, arg: str) -> None:
     ctx.console.print(f"lead model is now {ctx.lead.agent.model.name}")
 
 
+PERMISSION_USAGE = ("usage: /permissions [allow RULE [--save] | deny RULE [--save] | "
+                    "save RULE | remove RULE]")
+SAVE_FLAG = "--save"
+
+
 def cmd_permissions(ctx: SlashContext, arg: str) -> None:
     policy = ctx.runtime.policy
     words = arg.split(None, 1)
     if not words:
         ctx.console.print(tables.permissions_table(policy.mode, policy.rules()))
-        ctx.console.print(Text("/permissions allow|deny|remove RULE  e.g. Bash(git status)",
-                               style="dim"))
+        ctx.console.print(Text("/permissions allow|deny RULE [--save], save RULE, remove RULE"
+                               "  e.g. Bash(git status)", style="dim"))
         return
     action, rule = words[0], (words[1].strip() if len(words) > 1 else "")
-    if action not in ("allow", "deny", "remove") or not rule:
-        raise UserError("usage: /permissions [allow RULE | deny RULE | remove RULE]")
+    rule, save = _split_save_flag(rule)
+    if action not in ("allow", "deny", "save", "remove") or not rule:
+        raise UserError(PERMISSION_USAGE)
+    if save and action not in ("allow", "deny"):
+        raise UserError(f"{SAVE_FLAG} goes with allow or deny; /permissions {action} {rule}")
     if action == "remove":
         removed = [e for e in ("allow", "deny") if policy.remove_rule(rule, e)]
         if not removed:
             raise UserError(f"no rule {rule!r} to remove (see /permissions)")
         ctx.console.print(f"removed {' and '.join(removed)} rule {rule}")
         return
-    entry = policy.add_rule(rule, action, source="session")
-    ctx.console.print(f"added {entry.effect} rule {entry.rule} (this session)")
+    if action == "save":
+        _save_session_rule(ctx, rule)
+        return
+    entry = policy.add_rule(rule, action, source="session", save=save)
+    where = f"saved to {_settings_shown(policy)}" if save else "this session"
+    ctx.console.print(f"added {entry.effect} rule {entry.rule} ({where})")
+
+
+def _split_save_flag(rule: str) -> tuple[str, bool]:
+    """("Bash(ls) --save", ...) -> ("Bash(ls)", True); a --save inside the rule stays."""
+    words = rule.split()
+    if words and words[-1] == SAVE_FLAG:
+        return " ".join(words[:-1]), True
+    if words and words[0] == SAVE_FLAG:
+        return " ".join(words[1:]), True
+    return rule, False
+
+
+def _settings_shown(policy: Any) -> str:
+    return policy.settings_source.removeprefix("settings: ")
+
+
+def _save_session_rule(ctx: SlashContext, rule: str) -> None:
+    """Write a rule added this session (an "allow always" answer, /permissions allow) to
+    settings.json, so later sessions have it too."""
+    from ..permissions.policy import SESSION
+    from ..permissions.rules import parse_rule
+
+    policy = ctx.runtime.policy
+    text = parse_rule(rule).text  # the spelling the policy keeps (InvalidRule is one line)
+    entries = [e for e in policy.rules() if e.rule == text]
+    effects = [e.effect for e in entries if e.source == SESSION]
+    if not effects:
+        saved = [e.effect for e in entries if e.source == policy.settings_source]
+        if saved:
+            ctx.console.print(f"{' and '.join(saved)} rule {text} is already in "
+                              f"{_settings_shown(policy)}")
+            return
+        raise UserError(f"no session rule {text!r} to save (see /permissions; "
+                        f"/permissions allow {text} --save adds and saves one)")
+    for effect in dict.fromkeys(effects):
+        policy.add_rule(text, effect, save=True)
+        ctx.console.print(f"saved {effect} rule {text} to {_settings_shown(policy)} "
+                          "(later sessions have it too)")
 
 
 def cmd_mode(ctx: SlashContext, arg: str) -> None:
@@ -205,8 +255,8 @@ COMMANDS: dict[str, Command] = {
         Command("/compact", "/compact", "summarise the lead's conversation", cmd_compact),
         Command("/clear", "/clear", "fresh lead conversation (board, team stay)", cmd_clear),
         Command("/model", "/model [NAME]", "show or change the lead's model", cmd_model),
-        Command("/permissions", "/permissions [allow|deny|remove RULE]",
-                "rules in force and their source", cmd_permissions),
+        Command("/permissions", "/permissions [allow|deny|save|remove RULE]",
+                "rules in force and their source; --save keeps one", cmd_permissions),
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
         Command("/cost", "/cost", "tokens per agent and in total", cmd_cost),
         Command("/spawn", "/spawn NAME [ROLE]", "start a teammate", cmd_spawn),
@@ -262,9 +312,13 @@ def argument_values(runtime: Any) -> Callable[[str, int, list[str]], Iterable[st
             return ["demo", "claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"]
         if command == "/permissions":
             if index == 0:
-                return ["allow", "deny", "remove"]
+                return ["allow", "deny", "save", "remove"]
             if index == 1 and before[:1] == ["remove"]:
                 return [e.rule for e in runtime.policy.rules()]
+            if index == 1 and before[:1] == ["save"]:
+                return [e.rule for e in runtime.policy.rules() if e.source == "session"]
+            if index >= 2 and before[:1] in (["allow"], ["deny"]):
+                return [SAVE_FLAG]
         return []
 
     return values
