@@ -1,14 +1,19 @@
 """The command line: the REPL (default), headless -p, and the state subcommands.
 
 Subcommand modules register their own parsers (commands/tasks.py, commands/team.py); this
-module only builds the top-level parser, maps errors to exit codes and dispatches.
+module only builds the top-level parser, checks option values (a bad number is one argparse
+error, exit 2), maps errors to exit codes and dispatches. A reader that closes our stdout
+early (`agent-cli tasks list --json | head -1`) ends the run quietly with exit 1, as GNU tools
+do on a write error: no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from . import __version__
@@ -16,7 +21,8 @@ from .errors import AgentCliError, UserError
 
 EXIT_CODES = """exit codes:
   0  success
-  1  failure (a test of the team timed out, a model error, an interrupted run)
+  1  failure (a test of the team timed out, a model error, an interrupted run,
+     or the reader of our output closed the pipe early, e.g. `| head -1`)
   2  usage error (bad option, invalid name or input)
   3  not found (no such task, teammate or request)
   4  refused (not claimable, owned by someone else, wrong claim token, cycle)
@@ -25,6 +31,44 @@ EXIT_CODES = """exit codes:
 """
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+COMPACT_ENV = "AGENT_CLI_COMPACT_AT"
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0 (--timeout)."""
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a number of seconds above 0")
+    return value
+
+
+def idle_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds >= 0, 0 meaning never (--idle-timeout)."""
+    value = _number(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: use 0 (never) or a positive number")
+    return value
+
+
+def token_count(text: str) -> int:
+    """argparse type: a whole number of tokens >= 1 (--compact-at)."""
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of tokens") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a number of tokens above 0")
+    return value
 
 
 def workdir_parent() -> argparse.ArgumentParser:
@@ -63,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="headless: run one lead turn with PROMPT and print the result")
     parser.add_argument("--wait", action="store_true",
                         help="headless: wait until the team is quiet before printing")
-    parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
+    parser.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
                         help="headless --wait limit in seconds (default 600)")
     parser.add_argument("--output-format", choices=("text", "json"), default="text")
     parser.add_argument("--allow", action="append", default=[], metavar="RULE",
@@ -73,8 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--permission-mode", choices=PERMISSION_MODES, default="default")
     parser.add_argument("--dangerously-skip-permissions", action="store_true",
                         help="allow bypassPermissions mode (always shown in the toolbar)")
-    parser.add_argument("--idle-timeout", type=float, default=60.0, metavar="S",
+    parser.add_argument("--idle-timeout", type=idle_seconds, default=60.0, metavar="S",
                         help="seconds before an idle teammate notifies the lead (0 = never)")
+    parser.add_argument("--compact-at", type=token_count, default=None, metavar="TOKENS",
+                        help="summarize an agent's older context once it passes TOKENS "
+                        f"(default: ${COMPACT_ENV}, else 100000)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     tasks_cmd.add_parser(sub, workdir_parent())
     team_cmd.add_parsers(sub, workdir_parent())
@@ -97,7 +144,7 @@ def runtime_config(args: argparse.Namespace):
         raise UserError("bypassPermissions needs --dangerously-skip-permissions")
     if args.dangerously_skip_permissions and mode == "default":
         mode = "bypassPermissions"
-    return RuntimeConfig(
+    config = RuntimeConfig(
         model=args.model,
         permission_mode=mode,
         allow=list(args.allow),
@@ -105,6 +152,21 @@ def runtime_config(args: argparse.Namespace):
         allow_bypass=args.dangerously_skip_permissions,
         idle_timeout_s=args.idle_timeout,
     )
+    compact_at = getattr(args, "compact_at", None) or compact_at_from_env(os.environ)
+    if compact_at is not None:
+        config.compact_threshold_tokens = compact_at
+    return config
+
+
+def compact_at_from_env(env: Mapping[str, str]) -> int | None:
+    """$AGENT_CLI_COMPACT_AT as a token count (None when unset); UserError when invalid."""
+    raw = env.get(COMPACT_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        return token_count(raw)
+    except argparse.ArgumentTypeError as exc:
+        raise UserError(f"{COMPACT_ENV}: {exc}") from None
 
 
 def dispatch(args: argparse.Namespace) -> int:
@@ -112,6 +174,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return args.handler(args)
     from .runtime import Runtime
 
+    if args.prompt is not None and not args.prompt.strip():
+        raise UserError("-p needs a prompt: the one given is empty")
     runtime = Runtime.open(workdir_of(args), runtime_config(args))
     if args.prompt is not None:
         from .ui.headless import run_headless
@@ -126,7 +190,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return dispatch(args)
+        code = dispatch(args)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except UserError as exc:
         print(f"agent-cli: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -136,6 +204,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("agent-cli: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_gone() -> int:
+    """stdout's reader closed the pipe: point stdout at /dev/null so the interpreter's final
+    flush cannot fail again, and exit 1 without a message (the reader asked for no more)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real file descriptor (a test's StringIO)
+        pass
+    return 1
 
 
 if __name__ == "__main__":

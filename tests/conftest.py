@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A conversation our loop would have to repair before a request fails the test (and the
+    # CLI subprocesses, which inherit it) instead of being fixed quietly: agent/agent.py.
+    os.environ.setdefault("AGENT_CLI_STRICT_CONVERSATION", "1")
 
 
 @pytest.fixture

@@ -197,10 +197,6 @@ def test_a_denied_command_keeps_the_task_and_the_lead_hears_it_once(workdir, stu
     assert_api_happy(stub)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ui/headless.py drops TurnResult.error: the run exits 1 with nothing on stderr",
-)
 def test_a_rejected_api_key_is_one_clear_line_and_a_failure(workdir, script):
     with StubServer(responder=script, api_key="the-right-key") as stub:
         proc = run_cli(workdir, stub, api_key="wrong-key")

@@ -1,6 +1,7 @@
 """The README's hands-on demo, run as a user would: each prompt is read from README.md itself
 (the ```prompt blocks) and run headless with the demo model in a fresh workdir, then the board
-and the team on disk and in the JSON report are checked.
+and the team on disk and in the JSON report are checked. Prompt 7 (shut down alice) needs a
+teammate that is running, so it is typed into one in-process REPL session after /spawn.
 """
 
 from __future__ import annotations
@@ -156,3 +157,74 @@ def test_prompt_6_with_the_write_allowed_notes_md_gets_its_line(workdir):
     assert (task["status"], task["owner"]) == ("completed", "writer")
     notes = (workdir / "NOTES.md").read_text()
     assert notes.startswith("# Notes\n") and len(notes.splitlines()) == 2
+
+
+def test_prompt_2_coder_finds_and_completes_the_tasks_it_claimed(workdir):
+    code, report, err = run_demo(workdir, prompt_for("coder"),
+                                 "Write(fizzbuzz.py)", "Bash(python fizzbuzz.py)")
+    assert code == 0, err
+    assert [m["name"] for m in report["team"]] == ["coder"]
+    tasks = report["tasks"]
+    assert len(tasks) == 2 and tasks[1]["blockedBy"] == [tasks[0]["id"]]
+    log = events(workdir)
+    claims = [(e["task_id"], e["actor"], e["details"].get("via")) for e in log
+              if e["action"] == "claimed"]
+    # nobody assigned anything: coder found each task on the board by itself...
+    assert claims == [(t["id"], "coder", "claim_next") for t in tasks]
+    # ...and completed every task it claimed, the blocked one only after its blocker
+    assert all((t["status"], t["owner"]) == ("completed", "coder") for t in tasks), tasks
+    order = [(e["action"], e["task_id"]) for e in log if e["action"] in ("claimed", "completed")]
+    first, second = (t["id"] for t in tasks)
+    assert order == [("claimed", first), ("completed", first),
+                     ("claimed", second), ("completed", second)]
+    assert "FizzBuzz" in tasks[1]["result"]
+    assert (workdir / "fizzbuzz.py").exists() and report["denials"] == []
+
+
+def test_prompt_3_the_dependent_task_completes_after_its_dependencies(workdir):
+    code, report, err = run_demo(workdir, prompt_for("abc"), "Write(*)")
+    assert code == 0, err
+    tasks = report["tasks"]
+    free = [t for t in tasks if not t["blockedBy"]]
+    (dependent,) = [t for t in tasks if t["blockedBy"]]
+    assert sorted(dependent["blockedBy"]) == sorted(t["id"] for t in free) and len(free) == 2
+    assert all(t["status"] == "completed" for t in tasks), tasks
+    assert {t["owner"] for t in tasks} <= {"alice", "bob"}
+    log = events(workdir)
+    completed_at = {e["task_id"]: i for i, e in enumerate(log) if e["action"] == "completed"}
+    dependent_claims = [i for i, e in enumerate(log)
+                        if e["action"] == "claimed" and e["task_id"] == dependent["id"]]
+    assert len(dependent_claims) == 1  # exactly one teammate took it, once
+    assert max(completed_at[t["id"]] for t in free) < dependent_claims[0]
+    assert dependent_claims[0] < completed_at[dependent["id"]]
+    assert (workdir / "part_a.txt").exists() and (workdir / "part_b.txt").exists()
+
+
+def test_prompt_7_shuts_down_a_running_alice_through_the_protocol(workdir):
+    """A shutdown needs a running teammate, so this one runs in one REPL session (a headless
+    run's teammates stop when its process ends): /spawn alice, then the README prompt."""
+    from test_ui_repl import Harness
+
+    from agent_cli.models.demo import DemoModel
+    from agent_cli.runtime import Runtime, RuntimeConfig
+
+    rt = Runtime.open(workdir, RuntimeConfig(model_factory=lambda a, s: DemoModel(pace_s=0),
+                                             idle_timeout_s=0))
+    h = Harness(rt).start()
+    try:
+        h.command("/spawn alice generalist", "spawned alice")
+        h.screen.wait_for("alice    is idle")
+        assert rt.team.running() == ["alice"]
+        h.command(prompt_for("shutdown"), "alice    shut down")
+        assert rt.team.teammate("alice").thread.join(30) is None
+        assert rt.team.running() == []
+        assert rt.roster.get("alice").status == "shutdown"
+        (req,) = rt.protocols.load()  # the request the lead sent, answered by alice herself
+        assert (req.kind, req.sender, req.target, req.status) == (
+            "shutdown", "lead", "alice", "approved")
+        out = h.command("/team", "Team")
+        assert "alice" in out and "shutdown" in out
+    finally:
+        h.quit()
+        rt.close(5.0)
+    assert h.exit_code == 0

@@ -5,11 +5,14 @@ inbox messages and stop requests), keep the context small (micro-compaction, aut
 identity re-injection), stream the model, and run the tools it asks for through the permission
 gate, until the model stops asking, a tool ends the turn (`idle`), the round limit is reached,
 the user interrupts, or the model fails. Everything the user sees leaves as events; the
-conversation is valid for the Messages API whenever a request is sent.
+conversation is valid for the Messages API whenever a request is sent. Should it not be (a
+bug), it is repaired with a warning; with AGENT_CLI_STRICT_CONVERSATION=1 (the test suite
+sets it) the request raises AssertionError naming the violation instead.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,6 +52,8 @@ from .transcript import Transcript, load_conversation
 
 if TYPE_CHECKING:
     from ..permissions.gate import PermissionGate
+
+STRICT_ENV = "AGENT_CLI_STRICT_CONVERSATION"
 
 
 @dataclass
@@ -255,6 +260,11 @@ class Agent:
         problems = validate(messages)
         if problems:  # a bug somewhere: say so, then send something the API accepts
             self._emit(Notice(self.name, f"conversation repaired: {problems[0]}", "warning"))
+            if os.environ.get(STRICT_ENV) == "1":
+                raise AssertionError(
+                    f"{self.name}: invalid conversation before a model request "
+                    f"({STRICT_ENV}=1): {'; '.join(problems)}"
+                )
             messages = repair(messages)
             self._conv.replace(messages)
             if messages and messages[-1].role == "assistant":

@@ -4,7 +4,8 @@ Endings is a mixin of Teammate (it uses the teammate's runtime, intake and statu
 out leaves the shared state clean for a later respawn of the same name: its task released to
 pending, the lead told, the shutdown requests still pending for it resolved (it is already
 down: an old request must not stop the next incarnation), and its inbox acknowledged past
-what it took in.
+what it took in. A shutdown request that expired before the teammate could answer it does
+not end the run: the teammate tells the sender and keeps going.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from ..errors import AgentCliError
 from ..events import MessageEvent, TaskEvent
 from ..names import LEAD
 from .mailbox import PROTOCOL_TYPES
+from .protocol import short_id
 
 if TYPE_CHECKING:
     from ..board.models import Task
     from ..runtime import Runtime
     from .intake import Intake
     from .mailbox import MailMessage
+    from .protocol import ProtocolRequest
 
 
 class Endings:
@@ -117,6 +120,28 @@ class Endings:
         self.rt.mail.send(self.name, LEAD, content, type="message")
         self.rt.events.emit(
             MessageEvent(agent=self.name, to=LEAD, msg_type="message", preview=content[:120])
+        )
+
+    def _report_expired_shutdown(self, msg: MailMessage, req: ProtocolRequest) -> None:
+        """A shutdown request that expired before this teammate could answer it (it was
+        busy, e.g. waiting for a human): it cannot be accepted any more, so the teammate keeps
+        running and says so; the sender may ask again (a fresh request)."""
+        content = (
+            f"{self.name} did not shut down: your shutdown request {short_id(req.id)} expired "
+            f"at {req.expires_at} before {self.name} could answer it. {self.name} is still "
+            "running; call request_shutdown again if it should stop."
+        )
+        self._warn(
+            f"shutdown request to {self.name} expired before it could answer; "
+            f"{self.name} keeps running (ask again to stop it)"
+        )
+        try:
+            self.rt.mail.send(self.name, msg.sender, content, type="message")
+        except (AgentCliError, OSError) as exc:
+            self._warn(f"{self.name} could not tell {msg.sender}: {exc}")
+            return
+        self.rt.events.emit(
+            MessageEvent(agent=self.name, to=msg.sender, msg_type="message", preview=content[:120])
         )
 
     # provided by Teammate

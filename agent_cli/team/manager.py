@@ -84,7 +84,8 @@ class Team:
                 raise Refused(f"{name} is already running")
 
     def request_shutdown(self, name: str, sender: str = LEAD) -> ProtocolRequest:
-        """Store a pending shutdown request, then send it (a pending one is reused)."""
+        """Store a pending shutdown request, then send it. A pending one from `sender` is
+        reused; an expired one is not (it can no longer be answered): a fresh one is sent."""
         check_name(name, "teammate name")
         mate = self.teammate(name)
         if mate is None or not mate.alive():

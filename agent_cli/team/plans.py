@@ -6,6 +6,10 @@ yet. The protocol store is the source of truth: a forged or stray response messa
 open the gate, only a resolved request can. One exception keeps the gate closed: when the
 store lost a plan its teammate remembers submitting (an unreadable requests.json is set aside
 and the store starts empty), the teammate's last known state of that plan decides.
+
+A plan the lead did not review before its request expired can no longer be approved: the
+gate stays closed (fail closed) with a reason that says so, review_plan refuses it naming the
+expiry, and the teammate is told once (PlanMemory.expiry_notice) to submit_plan again.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, Refused
 from ..events import MessageEvent
+from .protocol import RequestExpired, short_id
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -23,6 +28,11 @@ ALLOWED = "only read tools, send_message and submit_plan are allowed"
 PENDING = f"plan approval pending: {ALLOWED}"
 REJECTED = f"plan rejected by the lead: revise it and submit_plan again; {ALLOWED}"
 REQUIRED = f"plan approval required: call submit_plan first; {ALLOWED}"
+EXPIRED = (
+    "your plan request {id} expired before the lead reviewed it: call submit_plan again; "
+    f"{ALLOWED}"
+)
+EXPIRED_REASON = "plan request expired before review: submit_plan again"
 LOST = (
     "your plan request {id} is no longer on record (.team/requests.json was unreadable and "
     f"set aside): call submit_plan again; {ALLOWED}"
@@ -62,6 +72,7 @@ class PlanMemory:
 
     def __init__(self) -> None:
         self.known: ProtocolRequest | None = None
+        self._told_expired: set[str] = set()  # plan ids the teammate was told expired
 
     def note(self, req: ProtocolRequest) -> None:
         if self.known is None or req.created_at >= self.known.created_at:
@@ -73,6 +84,30 @@ class PlanMemory:
         if latest is not None and not lost:
             self.note(latest)
         return latest, lost
+
+    def expiry_due(self, protocols: ProtocolStore) -> bool:
+        """Cheap (no disk read): the remembered plan is pending, expired and not yet told."""
+        known = self.known
+        return (
+            known is not None
+            and known.id not in self._told_expired
+            and protocols.has_expired(known)
+        )
+
+    def expiry_notice(self, protocols: ProtocolStore, name: str) -> str | None:
+        """Once per plan: the text telling the teammate its newest plan expired unreviewed
+        (the store decides; None when it is not, or cannot be read)."""
+        if not self.expiry_due(protocols):
+            return None
+        self._told_expired.add(self.known.id)  # decided once, whatever the store says now
+        try:
+            latest, lost = self.state(protocols, name)
+        except CorruptFile:
+            return None  # the idle check reports the unreadable file
+        if latest is None or lost or not protocols.has_expired(latest):
+            return None
+        self._told_expired.add(latest.id)
+        return expired_block(latest)
 
     def lost_block(self, protocols: ProtocolStore, name: str) -> str | None:
         """The refusal for a remembered plan the store lost; None when the store decides."""
@@ -101,10 +136,20 @@ def plan_block(
     if latest is None:
         return REQUIRED if require_plan else None
     if latest.status == "pending":
-        return PENDING
+        return EXPIRED.format(id=latest.id[:8]) if protocols.has_expired(latest) else PENDING
     if latest.status == "rejected":
         return REJECTED
     return None
+
+
+def expired_block(req: ProtocolRequest) -> str:
+    """What a teammate sees when its plan request expired before the lead reviewed it."""
+    return (
+        f'<plan-review request_id="{req.id}" status="expired">Your plan request expired at '
+        f"{req.expires_at} before the lead reviewed it, so it can no longer be approved. "
+        "Effectful tools stay blocked: call submit_plan again (the same plan is fine)."
+        "</plan-review>"
+    )
 
 
 def submit_plan(runtime: Runtime, name: str, plan: str) -> ProtocolRequest:
@@ -134,9 +179,16 @@ def review_plan(
     req = runtime.protocols.get(request_id)
     if req.kind != "plan_approval":
         raise Refused(f"request {request_id} is a {req.kind} request, not a plan")
-    resolved = runtime.protocols.resolve(
-        request_id, "plan_approval", reviewer, req.sender, approve, resolution=feedback
-    )
+    try:
+        resolved = runtime.protocols.resolve(
+            request_id, "plan_approval", reviewer, req.sender, approve, resolution=feedback
+        )
+    except RequestExpired:
+        raise Refused(
+            f"plan request {short_id(req.id)} from {req.sender} expired at {req.expires_at} "
+            f"before it was reviewed; {req.sender} must submit_plan again (it is told so) and "
+            "you review the new request"
+        ) from None
     verdict = "approved" if approve else "rejected"
     content = f"plan {verdict}" + (f": {feedback}" if feedback else "")
     runtime.mail.send(

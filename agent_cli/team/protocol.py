@@ -4,9 +4,10 @@ ProtocolStore owns .team/requests.json (every request, in creation order) and th
 log .team/protocol.log.jsonl. A request is created pending before its message goes out; a
 response resolves it only if the request exists, the kind matches, the responder is the
 request's target, the recipient is its sender, and it is still pending and unexpired. Any
-mismatch raises Refused with the reason, is logged, and changes nothing. The same response
-delivered twice (same response_id) is idempotent; a second, different response is refused as
-a duplicate. Every read-check-write happens under .team/.requests.lock.
+mismatch raises Refused with the reason, is logged, and changes nothing (RequestExpired, a
+Refused, when the only thing wrong is that the window closed: the caller can ask again). The
+same response delivered twice (same response_id) is idempotent; a second, different response
+is refused as a duplicate. Every read-check-write happens under .team/.requests.lock.
 """
 
 from __future__ import annotations
@@ -56,6 +57,14 @@ def parse_ts(text: str) -> datetime:
 def short_id(request_id: object) -> str:
     text = str(request_id)
     return text[:8] + "..." if len(text) > 8 else text
+
+
+class RequestExpired(Refused):
+    """A response that matched its request, except that the request had expired."""
+
+    def __init__(self, message: str, request: ProtocolRequest) -> None:
+        super().__init__(message)
+        self.request = request
 
 
 class ProtocolRequest(BaseModel):
@@ -147,6 +156,11 @@ class ProtocolStore:
             and (target is None or r.target == target)
         ]
 
+    def has_expired(self, req: ProtocolRequest) -> bool:
+        """True when `req` is still pending but its response window has closed (by this
+        store's clock): it can no longer be answered, only asked again."""
+        return req.status == "pending" and req.expired(self._clock())
+
     # ---- writing ---------------------------------------------------------------------
 
     def create(
@@ -223,6 +237,9 @@ class ProtocolStore:
             now = self._clock()
             if reason is None and req.expired(now):
                 reason = f"request {short_id(req.id)} expired at {req.expires_at}"
+                self._log("rejected", req.id, reason=reason, **facts)
+                log.warning("protocol response rejected: %s", reason)
+                raise RequestExpired(reason, req)
             if reason is not None:
                 self._refuse(req.id, reason, facts)
             done = req.model_copy(

@@ -25,6 +25,7 @@ from .claimgate import CLOSING
 from .endings import Endings
 from .framing import auto_claim_block, format_message, labelled, plan_review_block
 from .intake import Intake
+from .protocol import RequestExpired
 from .roster import this_host, thread_name
 from .tracking import TrackingGate
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
     from .mailbox import MailMessage
     from .manager import Team
+    from .protocol import ProtocolRequest
 
 STOP_SHUTDOWN = "shutdown requested"
 
@@ -202,6 +204,7 @@ class Teammate(Endings):
 
         if self._sort_inbox():
             return PreCall(stop=STOP_SHUTDOWN)
+        self._note_plan_expiry()
         notes, self._injections = self._injections, []
         return PreCall(inject=notes) if notes else None
 
@@ -218,6 +221,7 @@ class Teammate(Endings):
             if self._sort_inbox():
                 self._shut_down(self._shutdown_msg)
                 return None
+            self._note_plan_expiry()
             if self._injections or self.intake.has_held():
                 work = self._injections + [format_message(m) for m in self.intake.take_held()]
                 self._injections = []
@@ -231,9 +235,10 @@ class Teammate(Endings):
     def _sort_inbox(self) -> bool:
         """Handle protocol messages, hold ordinary ones; True when a shutdown was accepted."""
         accepted = False
+        expired: list[tuple[MailMessage, ProtocolRequest]] = []
         for msg in self.intake.poll():
             if msg.type == "shutdown_request":
-                if not accepted and self._accept_shutdown(msg):
+                if not accepted and self._accept_shutdown(msg, expired):
                     accepted = True
             elif msg.type == "plan_approval_response":
                 self._take_plan_answer(msg)
@@ -243,6 +248,8 @@ class Teammate(Endings):
                 )
             else:
                 self.intake.hold(msg)
+        for msg, req in expired if not accepted else ():  # moot once a fresh one was accepted
+            self._report_expired_shutdown(msg, req)
         return accepted
 
     def _try_claim(self) -> str | None:
@@ -256,6 +263,9 @@ class Teammate(Endings):
             return None
         if lost and latest.status != "approved":
             self._set_status("idle", held_id, "plan request lost: submit_plan again")
+            return None
+        if latest is not None and self.rt.protocols.has_expired(latest):
+            self._set_status("idle", held_id, plans.EXPIRED_REASON)
             return None
         if latest is not None and latest.status == "pending":
             self._set_status("waiting_plan", held_id, "waiting for plan approval")
@@ -316,6 +326,8 @@ class Teammate(Endings):
                     return idle_deadline
                 if self._watch_board and self.rt.board.stamp() != board0:
                     return idle_deadline
+                if self.plan_memory.expiry_due(self.rt.protocols):
+                    return idle_deadline  # tell it to submit its plan again
         finally:
             self._idle_stamps = None
 
@@ -331,7 +343,10 @@ class Teammate(Endings):
 
     # ---- protocols -------------------------------------------------------------------
 
-    def _accept_shutdown(self, msg: MailMessage) -> bool:
+    def _accept_shutdown(
+        self, msg: MailMessage, expired: list[tuple[MailMessage, ProtocolRequest]]
+    ) -> bool:
+        """Resolve the request as accepted; one that expired unanswered goes to `expired`."""
         try:
             self.rt.protocols.resolve(
                 msg.request_id,
@@ -342,6 +357,9 @@ class Teammate(Endings):
                 resolution="shutting down",
                 response_id=msg.id,
             )
+        except RequestExpired as exc:
+            expired.append((msg, exc.request))
+            return False
         except (UserError, CorruptFile) as exc:
             self._warn(f"{self.name} ignored a shutdown_request from {msg.sender}: {exc}")
             return False
@@ -361,6 +379,13 @@ class Teammate(Endings):
         self.plan_memory.note(req)
         approved = req.status == "approved"
         self._injections.append(plan_review_block(req.id, approved, req.resolution or ""))
+
+    def _note_plan_expiry(self) -> None:
+        """Once per plan: tell the model its plan request expired unreviewed (fail closed)."""
+        notice = self.plan_memory.expiry_notice(self.rt.protocols, self.name)
+        if notice is not None:
+            self._injections.append(notice)
+            self._warn(f"{self.name}'s plan request expired before review; asked to resubmit")
 
     def lost_plan_block(self) -> str | None:
         """The refusal for a remembered plan the store lost, else None (the store decides)."""

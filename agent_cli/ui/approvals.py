@@ -158,10 +158,10 @@ def outcome_line(req: Any, answer: Any) -> Text:
     if answer.decision == "allow_once":
         return who + Text(f"allowed: {req.summary or req.tool}", style="green")
     if answer.decision == "allow_always":
-        line = who + Text(f"allowed; rule added for this session: {req.suggested_rule}",
-                          style="green")
-        if not answer.save:
-            line.append(f" (/permissions save {req.suggested_rule} keeps it)", style="dim")
-        return line
+        line = who + Text(f"allowed; rule added: {req.suggested_rule}", style="green")
+        if answer.save:
+            return line + Text(" (saved to settings)", style="dim")
+        return line + Text(f" (this session)\n  to keep it: /permissions save "
+                           f"{req.suggested_rule}", style="dim")
     said = f" — told: {answer.feedback}" if answer.feedback else ""
     return who + Text(f"denied: {req.summary or req.tool}{said}", style="red")

@@ -11,6 +11,11 @@ No human is there to ask: the rules decide, and anything that would ask is denie
 denials are collected (who, tool, what, the rule that would allow it) and reported. The whole
 run is bounded by --timeout: on expiry it says what was still running and exits 1. The team
 is shut down cleanly at the end in every case.
+
+Failures are never silent: a lead turn that ends in a model error prints one line on stderr
+("agent-cli: lead model error (connection): ...") and adds "error": {kind, message} to the
+JSON; a teammate that fails during the run (its `error` message to the lead) prints
+"agent-cli: teammate alice failed: ..." and is listed in "teammate_errors". Either exits 1.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ..events import Notice
+from ..errors import UserError
+from ..events import Event, MessageEvent, Notice
+from ..names import LEAD
 from .toolbar import count_tasks
 
 NO_HUMAN = "no human to approve in headless mode"
@@ -62,19 +69,56 @@ class HeadlessDenials:
             return list(self.items)
 
 
+@dataclass
+class TeammateFailures:
+    """The `error` messages teammates send the lead when they fail, as they are sent."""
+
+    items: list[dict[str, str]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, MessageEvent) and event.msg_type == "error" and event.to == LEAD:
+            with self._lock:
+                self.items.append({"agent": event.agent, "message": event.preview})
+
+    def snapshot(self) -> list[dict[str, str]]:
+        with self._lock:
+            return list(self.items)
+
+
+def check_prompt(prompt: str | None) -> str:
+    """The -p prompt, or UserError when there is nothing to send."""
+    if prompt is None or not prompt.strip():
+        raise UserError("-p needs a prompt: the one given is empty")
+    return prompt
+
+
+def lead_error(turns: list[Any]) -> dict[str, str] | None:
+    """{kind, message} of the last lead turn that ended in a model error, else None."""
+    for turn in reversed(turns):
+        if turn.stop_reason == "error":
+            err = turn.error
+            kind = getattr(err, "kind", "model")
+            return {"kind": kind, "message": str(err) if err is not None else "model error"}
+    return None
+
+
 def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
                  err: TextIO | None = None) -> int:
     """The lead's turn on `args.prompt`; --wait for a quiet team; print; exit code."""
     out = out or sys.stdout
     err = err or sys.stderr
+    prompt = check_prompt(args.prompt)
     limit = float(getattr(args, "timeout", 600.0) or 600.0)
     deadline = time.monotonic() + limit
     denials = HeadlessDenials(runtime.broker)
     denials.attach()
-    lead = runtime.team.make_lead()
+    failures = TeammateFailures()
+    unsubscribe = runtime.events.subscribe(failures.on_event)
     quiet = False
     try:
-        turns, finished = _lead_turn(runtime, lead, args.prompt, deadline)
+        lead = runtime.team.make_lead()
+        turns, finished = _lead_turn(runtime, lead, prompt, deadline)
         quiet = finished
         if finished and getattr(args, "wait", False):
             more, quiet, finished = follow_up(runtime, lead, deadline)
@@ -85,19 +129,39 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         if not quiet:
             report["timed_out"] = True
             report["still_running"] = still_running(runtime, lead_busy=not finished)
+        _add_errors(report, lead_error(turns), failures.snapshot())
         _print(report, getattr(args, "output_format", "text"), out, err)
     finally:
         if not quiet:
             stop_teammates(runtime)  # out of time (or failing): do not wait for their work
         busy = runtime.close(5.0)
         runtime.broker.detach_ui()
+        unsubscribe()
+    return _finish(report, quiet, limit, busy, err)
+
+
+def _add_errors(report: dict[str, Any], error: dict[str, str] | None,
+                mates: list[dict[str, str]]) -> None:
+    if error is not None:
+        report["error"] = error
+    report["teammate_errors"] = mates
+
+
+def _finish(report: dict[str, Any], quiet: bool, limit: float, busy: list[str],
+            err: TextIO) -> int:
+    """The closing lines on stderr (errors, busy teammates, timeout) and the exit code."""
+    for mate in report["teammate_errors"]:
+        err.write(f"agent-cli: teammate {mate['message']}\n")
+    error = report.get("error")
+    if error is not None:
+        err.write(f"agent-cli: lead model error ({error['kind']}): {error['message']}\n")
     if busy:
         err.write(f"agent-cli: still busy at exit: {', '.join(busy)}\n")
     if not quiet:
         err.write(f"agent-cli: timed out after {limit:g}s; still running: "
                   f"{', '.join(report['still_running']) or 'nothing'}\n")
-        return 1
-    return 1 if result is not None and result.stop_reason == "error" else 0
+    err.flush()
+    return 1 if not quiet or error is not None or report["teammate_errors"] else 0
 
 
 def follow_up(runtime: Any, lead: Any, deadline: float) -> tuple[list[Any], bool, bool]:
@@ -143,7 +207,8 @@ def stop_teammates(runtime: Any) -> None:
 def _lead_turn(runtime: Any, lead: Any, prompt: str | None,
                deadline: float) -> tuple[list[Any], bool]:
     """One lead turn on a thread so the deadline holds: its inbox, then `prompt` (None: the
-    inbox alone; no turn when it is empty). ([result] or [], finished)."""
+    inbox alone; no turn when it is empty). ([result] or [], finished). An exception raised
+    by the turn is raised again here, on the caller's thread."""
     box: dict[str, Any] = {}
     done = threading.Event()
 
@@ -153,6 +218,8 @@ def _lead_turn(runtime: Any, lead: Any, prompt: str | None,
             content = [c for c in (block, prompt) if c]
             if content:
                 box["result"] = lead.run_turn(content if len(content) > 1 else content[0])
+        except BaseException as exc:  # re-raised on the caller's thread, not printed here
+            box["raised"] = exc
         finally:
             done.set()
 
@@ -161,6 +228,8 @@ def _lead_turn(runtime: Any, lead: Any, prompt: str | None,
     if not finished:
         lead.interrupt()
         done.wait(5.0)
+    if "raised" in box:
+        raise box["raised"]
     return ([box["result"]] if "result" in box else []), finished
 
 

@@ -3,7 +3,9 @@
 Teammate activity (claims, completions, messages, errors, state changes, tool calls) becomes
 one line each, prefixed with the agent's name in its own colour. The lead's text streams into
 a live region (shown above the prompt with a spinner) and is printed as Markdown once the
-message is complete. `/verbose` also prints teammates' text.
+message is complete. `/verbose` also prints teammates' text as it streams: each teammate's
+deltas are buffered apart and printed one completed line at a time (the rest at the end of
+the message), so two teammates' half-lines never mix.
 """
 
 from __future__ import annotations
@@ -59,9 +61,11 @@ def event_line(event: Event, verbose: bool = False) -> Text | None:
     line = agent_prefix(event.agent)
     if isinstance(event, ToolFinished):
         mark, style = ("✓", "green") if event.ok else ("✗", "red")
+        # An error's reason is at its end ("cannot open /long/path: No space left on device")
+        outcome = shorten(event.outcome, 60) if event.ok else cut_middle(event.outcome, 72)
         line.append(f"{event.tool}", style="bold")
         line.append(f"({shorten(event.summary, 70)}) ")
-        line.append(f"{mark} {shorten(event.outcome, 60)}", style=style)
+        line.append(f"{mark} {outcome}", style=style)
     elif isinstance(event, TaskEvent):
         style = "red" if event.action == "verify_failed" else None
         line.append(f"{event.action.replace('_', ' ')} #{event.task_id}", style=style)
@@ -85,8 +89,6 @@ def event_line(event: Event, verbose: bool = False) -> Text | None:
             f"compacted its context: {event.before_tokens:,} → {event.after_tokens:,} tokens",
             style="dim",
         )
-    elif isinstance(event, TextDone) and verbose and event.agent != LEAD and event.text.strip():
-        line.append(shorten(event.text, 200), style="italic")
     elif isinstance(event, TurnFinished) and (event.agent, event.stop_reason) == (
         LEAD, "interrupted"
     ):
@@ -94,6 +96,15 @@ def event_line(event: Event, verbose: bool = False) -> Text | None:
     else:
         return None
     return line
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """The first line of `text`; when too long, its start and end around an ellipsis."""
+    line = shorten(text, 10**6)
+    if len(line) <= limit:
+        return line
+    head = (limit - 1) // 2
+    return line[:head] + "…" + line[len(line) - (limit - 1 - head):]
 
 
 def _status_words(event: StatusEvent) -> str:
@@ -129,11 +140,14 @@ class EventView:
         self._activity = ""  # what the lead is doing now ("shell(ls)")
         self._status: dict[str, str] = {}  # each agent's last status, to skip repeats
         self._claimed: dict[str, int] = {}  # each agent's last claimed task
+        self._partial: dict[str, str] = {}  # each teammate's streamed text after its last \n
 
     def handle(self, event: Event) -> None:
         if isinstance(event, (UsageEvent, StatusEvent, TaskEvent, TurnFinished, MessageEvent)):
             self.on_change()
         if event.agent == LEAD and self._lead_live(event):
+            return
+        if event.agent != LEAD and self._teammate_text(event):
             return
         if not self._worth_a_line(event):
             return
@@ -157,6 +171,33 @@ class EventView:
             # "working" right after "claimed #N", or while already working, says nothing new.
             claimed = self._claimed.pop(event.agent, None)
             return before != "working" and claimed != event.task_id
+
+    def _teammate_text(self, event: Event) -> bool:
+        """Buffer a teammate's streamed text and, with /verbose, print each line once it is
+        complete; True when the event needs nothing else printed."""
+        if isinstance(event, TextDeltaEvent):
+            with self._lock:
+                text = self._partial.get(event.agent, "") + event.text
+                done, _, self._partial[event.agent] = text.rpartition("\n")
+            self._print_text(event.agent, done)
+            return True
+        if isinstance(event, (TextDone, TurnFinished)):
+            with self._lock:
+                rest = self._partial.pop(event.agent, None)
+            if rest is None and isinstance(event, TextDone):
+                rest = event.text  # nothing was streamed (a model that does not stream)
+            self._print_text(event.agent, rest or "")
+            return isinstance(event, TextDone)
+        return False
+
+    def _print_text(self, agent: str, text: str) -> None:
+        """One block: each non-blank line of `text` after the agent's name (/verbose only)."""
+        lines = [raw for raw in text.splitlines() if raw.strip()]
+        if not lines or not self.settings.verbose:
+            return
+        block = Text("\n").join(agent_prefix(agent) + Text(raw, style="italic")
+                                for raw in lines)
+        self.printer.write(render_str(block, self.width(), self.color))
 
     def _lead_live(self, event: Event) -> bool:
         """Update the lead's live region; True when the event needs nothing printed."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, is_searching
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
@@ -120,13 +120,16 @@ class Repl:
 
     def _bindings(self) -> KeyBindings:
         kb = KeyBindings()
-        busy = Condition(lambda: self.lead.busy)
+        # While Ctrl-R searches, Enter / Ctrl-C / Esc keep prompt_toolkit's meaning (accept
+        # or leave the search); ours would act on the search field instead.
+        typing = ~is_searching
+        busy = Condition(lambda: self.lead.busy) & typing
 
-        @kb.add("enter")
+        @kb.add("enter", filter=typing)
         def _(event: Any) -> None:
             event.current_buffer.validate_and_handle()
 
-        @kb.add("escape", "enter")
+        @kb.add("escape", "enter", filter=typing)
         def _(event: Any) -> None:
             event.current_buffer.insert_text("\n")
 
@@ -135,7 +138,7 @@ class Repl:
             self.runtime.policy.cycle_mode()
             self.changed()
 
-        @kb.add("c-c")
+        @kb.add("c-c", filter=typing)
         def _(event: Any) -> None:
             buf = event.current_buffer
             if buf.text:

@@ -158,6 +158,9 @@ def cmd_permissions(ctx: SlashContext, arg: str) -> None:
             raise UserError(f"no rule {rule!r} to remove (see /permissions)")
         ctx.console.print(f"removed {' and '.join(removed)} rule {rule}")
         return
+    from ..permissions.rules import parse_rule
+
+    rule = parse_rule(rule).text  # the policy's spelling; a bad rule is one line, no write
     if action == "save":
         _save_session_rule(ctx, rule)
         return
@@ -184,10 +187,9 @@ def _save_session_rule(ctx: SlashContext, rule: str) -> None:
     """Write a rule added this session (an "allow always" answer, /permissions allow) to
     settings.json, so later sessions have it too."""
     from ..permissions.policy import SESSION
-    from ..permissions.rules import parse_rule
 
     policy = ctx.runtime.policy
-    text = parse_rule(rule).text  # the spelling the policy keeps (InvalidRule is one line)
+    text = rule
     entries = [e for e in policy.rules() if e.rule == text]
     effects = [e.effect for e in entries if e.source == SESSION]
     if not effects:
@@ -196,8 +198,8 @@ def _save_session_rule(ctx: SlashContext, rule: str) -> None:
             ctx.console.print(f"{' and '.join(saved)} rule {text} is already in "
                               f"{_settings_shown(policy)}")
             return
-        raise UserError(f"no session rule {text!r} to save (see /permissions; "
-                        f"/permissions allow {text} --save adds and saves one)")
+        raise UserError(f"no session rule {text!r} to save (/permissions allow RULE --save "
+                        "adds and saves one)")
     for effect in dict.fromkeys(effects):
         policy.add_rule(text, effect, save=True)
         ctx.console.print(f"saved {effect} rule {text} to {_settings_shown(policy)} "
