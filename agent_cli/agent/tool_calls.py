@@ -104,5 +104,9 @@ def outcome(out: ToolOutput) -> str:
     lines = out.content.strip().splitlines()
     if not lines:
         return "error" if out.is_error else "no output"
-    first = lines[0] if len(lines[0]) <= 100 else lines[0][:97] + "..."
+    first = lines[0]
+    if len(first) > 100 and not out.is_error:
+        first = first[:97] + "..."
+    elif len(first) > 300:  # an error's reason is often at its end ("No space left on device")
+        first = first[:150] + "..." + first[-147:]
     return first + (f" (+{len(lines) - 1} lines)" if len(lines) > 1 else "")

@@ -123,6 +123,12 @@ class PermissionPolicy:
         with self._lock:
             if save:
                 update_rule(self.settings_path, entry.rule, effect, present=True)
+                # Saving promotes a session rule: it is listed once, from settings.json.
+                self._entries = [
+                    e
+                    for e in self._entries
+                    if (e.rule, e.effect, e.source) != (entry.rule, entry.effect, SESSION)
+                ]
             for existing in self._entries:
                 if (existing.rule, existing.effect, existing.source) == (
                     entry.rule,
