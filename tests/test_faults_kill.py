@@ -116,11 +116,13 @@ def run_round(workdir: Path, owner: str, rng: random.Random) -> list[list[str]]:
     lines: list[list[str]] = []
     kill_after = rng.randint(1, 60) if external else None
     assert proc.stdout is not None
+    # Read to the end even after the kill: the child runs on until the signal lands, and a
+    # line it printed meanwhile ("fetched", "acked") is progress the checks must count --
+    # a message it fetched and acknowledged there would otherwise look lost.
     for raw in proc.stdout:
         lines.append(raw.split())
-        if kill_after is not None and len(lines) >= kill_after:
+        if kill_after is not None and len(lines) == kill_after:
             proc.send_signal(signal.SIGKILL)
-            break
     proc.stdout.close()
     code = proc.wait(timeout=30)
     assert code in (0, -signal.SIGKILL), f"child {owner} exited {code}"

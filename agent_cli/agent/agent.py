@@ -4,15 +4,13 @@
 inbox messages and stop requests), keep the context small (micro-compaction, auto-compaction,
 identity re-injection), stream the model, and run the tools it asks for through the permission
 gate, until the model stops asking, a tool ends the turn (`idle`), the round limit is reached,
-the user interrupts, or the model fails. Everything the user sees leaves as events; the
-conversation is valid for the Messages API whenever a request is sent. Should it not be (a
-bug), it is repaired with a warning; with AGENT_CLI_STRICT_CONVERSATION=1 (the test suite
-sets it) the request raises AssertionError naming the violation instead.
+the user interrupts, or the model fails. Everything the user sees leaves as events. Building
+and checking the request and streaming the response live in request.py; running the tool
+calls in tool_calls.py; the compaction steps in compaction.py.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,39 +19,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Interrupted, ModelError, UserError
-from ..events import (
-    AgentError,
-    Compacted,
-    Event,
-    EventBus,
-    Notice,
-    TextDeltaEvent,
-    TextDone,
-    TurnFinished,
-    UsageEvent,
-)
-from ..models.base import (
-    Message,
-    Model,
-    ModelRequest,
-    ResponseDone,
-    TextDelta,
-    ToolSpec,
-    ToolUseBlock,
-    Usage,
-)
+from ..events import AgentError, Compacted, Event, EventBus, Notice, TurnFinished, UsageEvent
+from ..models.base import Message, Model, ModelRequest, ResponseDone, ToolUseBlock, Usage
 from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
 from . import compaction
-from .conversation import Conversation, answers_for, repair, text_blocks, validate
+from .conversation import Conversation, answers_for, text_blocks
 from .identity import Identity
+from .request import STRICT_ENV, PartialResponse, ToolSpecs, checked_messages, stream_response
 from .tool_calls import ToolRunner
 from .transcript import Transcript, load_conversation
 
 if TYPE_CHECKING:
     from ..permissions.gate import PermissionGate
 
-STRICT_ENV = "AGENT_CLI_STRICT_CONVERSATION"
+__all__ = ["STRICT_ENV", "Agent", "AgentSettings", "PreCall", "TurnResult"]
 
 
 @dataclass
@@ -116,7 +96,7 @@ class Agent:
         self._transcript = Transcript(transcript_dir, identity.name) if transcript_dir else None
         self._reinject_identity = False
         self._last_input_tokens = 0
-        self._specs: tuple[tuple[str, ...], list[ToolSpec]] = ((), [])
+        self._specs = ToolSpecs()
         if resume:
             self.restore()
 
@@ -256,58 +236,27 @@ class Agent:
         return ok
 
     def _request(self) -> ModelRequest:
-        messages = self._conv.messages
-        problems = validate(messages)
-        if problems:  # a bug somewhere: say so, then send something the API accepts
-            self._emit(Notice(self.name, f"conversation repaired: {problems[0]}", "warning"))
-            if os.environ.get(STRICT_ENV) == "1":
-                raise AssertionError(
-                    f"{self.name}: invalid conversation before a model request "
-                    f"({STRICT_ENV}=1): {'; '.join(problems)}"
-                )
-            messages = repair(messages)
-            self._conv.replace(messages)
-            if messages and messages[-1].role == "assistant":
+        """The next request; a conversation that is not valid is repaired first (a bug)."""
+        repaired = checked_messages(self._conv.messages, self.name, self._emit)
+        if repaired is not None:
+            self._conv.replace(repaired)
+            if repaired and repaired[-1].role == "assistant":
                 self._add_user(text_blocks(["continue"]))
-            messages = self._conv.messages
-        names = tuple(self.tools.names())
-        if self._specs[0] != names:
-            self._specs = (names, self.tools.specs())
         return ModelRequest(
             agent=self.name,
             system=self.system_prompt,
-            messages=messages,
-            tools=self._specs[1],
+            messages=self._conv.messages,
+            tools=self._specs.of(self.tools),
             max_tokens=self.settings.max_tokens,
         )
 
     def _call_model(self) -> ResponseDone:
         """Stream one response; on interrupt keep what text was streamed, then re-raise."""
-        request = self._request()
-        parts: list[str] = []
-        done: ResponseDone | None = None
         try:
-            for ev in self.model.stream(request, self._cancel):
-                if isinstance(ev, TextDelta):
-                    parts.append(ev.text)
-                    self._emit(TextDeltaEvent(self.name, ev.text))
-                elif isinstance(ev, ResponseDone):
-                    done = ev
-                if self._cancel.is_set():
-                    raise Interrupted("interrupted")
-        except Interrupted:
-            self._add_assistant(Message(role="assistant", content=text_blocks(["".join(parts)])))
+            done = stream_response(self.model, self._request(), self._cancel, self._emit)
+        except PartialResponse as exc:
+            self._add_assistant(Message(role="assistant", content=text_blocks([exc.text])))
             raise
-        except ModelError:
-            if self._cancel.is_set():  # a closed stream reported as a failure
-                raise Interrupted("interrupted") from None
-            raise
-        except Exception as exc:  # an adapter bug must not kill the agent's thread
-            raise ModelError(f"model failed: {type(exc).__name__}: {exc}") from exc
-        if done is None:
-            raise ModelError("the model stream ended without a response")
-        if done.message.text():
-            self._emit(TextDone(self.name, done.message.text()))
         self._count_usage(done.usage)
         u = done.usage
         self._last_input_tokens = (

@@ -2,8 +2,8 @@
 the board hands back (snapshot, claim, completion, problems).
 
 Tasks are frozen pydantic models so a cached snapshot can be shared between threads; a change
-is a `model_copy(update=...)` written by the store. The on-disk JSON uses the contract's field
-names (`blockedBy`); Python code uses `blocked_by`.
+is a `model_copy(update=...)` written by the store. The on-disk JSON uses the field names of
+`.tasks/README.md` (`blockedBy`); Python code uses `blocked_by`.
 """
 
 from __future__ import annotations

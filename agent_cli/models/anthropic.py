@@ -45,6 +45,7 @@ from .base import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    check_cancel,
 )
 
 EPHEMERAL = {"type": "ephemeral"}
@@ -69,7 +70,7 @@ class AnthropicModel:
     def stream(
         self, request: ModelRequest, cancel: threading.Event | None = None
     ) -> Iterator[ModelEvent]:
-        _check_cancel(cancel)
+        check_cancel(cancel)
         params = build_params(self.name, request)
         try:
             raw = self._get_client().messages.create(**params, stream=True)
@@ -79,11 +80,11 @@ class AnthropicModel:
         with _CancelWatch(cancel, lambda: _abort(raw)):
             try:
                 for event in _guarded(raw, cancel):
-                    _check_cancel(cancel)
+                    check_cancel(cancel)
                     yield from acc.feed(event)
             finally:
                 raw.close()
-        _check_cancel(cancel)
+        check_cancel(cancel)
         yield from acc.finish()
 
 
@@ -353,11 +354,6 @@ def _abort(raw: Any) -> None:
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return (text[0] if text else type(exc).__name__)[:300]
-
-
-def _check_cancel(cancel: threading.Event | None) -> None:
-    if cancel is not None and cancel.is_set():
-        raise errors.Interrupted("interrupted")
 
 
 class _CancelWatch:

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import Interrupted
+
 
 class TextBlock(BaseModel):
     model_config = ConfigDict(defer_build=True)
@@ -159,6 +161,12 @@ class Model(Protocol):
     def stream(
         self, request: ModelRequest, cancel: threading.Event | None = None
     ) -> Iterator[ModelEvent]: ...
+
+
+def check_cancel(cancel: threading.Event | None) -> None:
+    """Raise errors.Interrupted if `cancel` is set (adapters call it between events)."""
+    if cancel is not None and cancel.is_set():
+        raise Interrupted("interrupted")
 
 
 def collect(events: Iterator[ModelEvent]) -> ResponseDone:

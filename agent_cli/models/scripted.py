@@ -54,6 +54,7 @@ from .base import (
     ToolCall,
     ToolUseBlock,
     Usage,
+    check_cancel,
 )
 
 ANY_AGENT = "*"
@@ -143,7 +144,7 @@ class ScriptedModel:
     def stream(
         self, request: ModelRequest, cancel: threading.Event | None = None
     ) -> Iterator[ModelEvent]:
-        _check_cancel(cancel)
+        check_cancel(cancel)
         entry = self._next_entry(request)
         if isinstance(entry, BaseException):
             raise entry
@@ -175,17 +176,17 @@ class ScriptedModel:
         content: list[TextBlock | ToolUseBlock] = []
         if reply.text:
             for chunk in reply.text.splitlines(keepends=True):
-                _check_cancel(cancel)
+                check_cancel(cancel)
                 yield TextDelta(chunk)
             content.append(TextBlock(text=reply.text))
         for call in reply.tool_calls:
-            _check_cancel(cancel)
+            check_cancel(cancel)
             block = ToolUseBlock(
                 id=call.id or self._new_id(), name=call.name, input=dict(call.input)
             )
             content.append(block)
             yield ToolCall(block)
-        _check_cancel(cancel)
+        check_cancel(cancel)
         stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
         usage = reply.usage or Usage(
             input_tokens=max(1, _request_chars(request) // 4),
@@ -268,11 +269,6 @@ def _only_keys(raw: dict, allowed: set[str], where: str) -> None:
     extra = sorted(set(raw) - allowed)
     if extra:
         raise errors.UserError(f"{where}: unknown key(s) {', '.join(extra)}")
-
-
-def _check_cancel(cancel: threading.Event | None) -> None:
-    if cancel is not None and cancel.is_set():
-        raise errors.Interrupted("interrupted")
 
 
 def _last_user_text(request: ModelRequest) -> str:

@@ -217,8 +217,8 @@ def _scan(text: str) -> _Scan:
                 st.reasons.append("newline")
             elif i + 1 < n:
                 st.add(text[i + 1])
-            else:  # a trailing backslash is a literal backslash
-                st.add("\\")
+            else:  # bash treats a trailing backslash differently by context: never simple
+                st.reasons.append("trailing backslash")
             i += 2
         elif c == "'":
             end = text.find("'", i + 1)

@@ -1,6 +1,6 @@
 """How a teammate's run ends: shut down on request, or fail; and the hold report.
 
-Endings is a mixin of Teammate (it uses the teammate's runtime, intake and status). Every way
+Endings is a layer of Teammate (over Tracking: status, held task, warnings). Every way
 out leaves the shared state clean for a later respawn of the same name: its task released to
 pending, the lead told, the shutdown requests still pending for it resolved (it is already
 down: an old request must not stop the next incarnation), and its inbox acknowledged past
@@ -17,22 +17,19 @@ from ..events import MessageEvent, TaskEvent
 from ..names import LEAD
 from .mailbox import PROTOCOL_TYPES
 from .protocol import short_id
+from .tracking import Tracking
 
 if TYPE_CHECKING:
     from ..board.models import Task
-    from ..runtime import Runtime
     from .intake import Intake
     from .mailbox import MailMessage
     from .protocol import ProtocolRequest
 
 
-class Endings:
+class Endings(Tracking):
     """The endings of a Teammate (see the module docstring)."""
 
-    rt: Runtime
-    name: str
     intake: Intake
-    _denial: str | None
 
     def _release_held(self, reason: str) -> Task | None:
         held = self._held()
@@ -143,13 +140,3 @@ class Endings:
         self.rt.events.emit(
             MessageEvent(agent=self.name, to=msg.sender, msg_type="message", preview=content[:120])
         )
-
-    # provided by Teammate
-    def _held(self) -> Task | None:
-        raise NotImplementedError
-
-    def _set_status(self, status: str, task_id: int | None, reason: str) -> None:
-        raise NotImplementedError
-
-    def _warn(self, text: str) -> None:
-        raise NotImplementedError

@@ -21,10 +21,11 @@ from ..errors import AgentCliError, CorruptFile, NotFound, Refused
 from ..events import MessageEvent, Notice
 from ..names import LEAD, check_name
 from . import plans
+from .agents import build_agent
 from .claimgate import ClaimGate
 from .framing import inbox_block
 from .status import StatusWriter
-from .teammate import Teammate, render_prompt
+from .teammate import Teammate
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
@@ -206,26 +207,9 @@ class Team:
 
     def make_lead(self) -> Agent:
         """The lead Agent: prompts/lead.md, the lead's board/team tools and workspace tools."""
-        from ..agent.agent import Agent, AgentSettings
-        from ..agent.identity import Identity
-        from ..tools.base import ToolSet
         from ..tools.team_tools import lead_tools
-        from ..tools.workspace import workspace_tools
 
-        rt = self.rt
-        team_name = rt.roster.team_name
-        system = render_prompt("lead", name=LEAD, role="lead", team=team_name, workdir=rt.workdir)
-        return Agent(
-            Identity(LEAD, "lead", team_name, rt.workdir),
-            system,
-            rt.make_model(LEAD),
-            ToolSet(lead_tools() + workspace_tools()),
-            rt.gate,
-            rt.events,
-            transcript_dir=rt.team_dir / "transcripts",
-            settings=AgentSettings(compact_threshold_tokens=rt.config.compact_threshold_tokens),
-            runtime=rt,
-        )
+        return build_agent(self.rt, LEAD, "lead", "lead", lead_tools(), self.rt.gate)
 
     def lead_unread(self) -> list[MailMessage]:
         """The lead's messages no turn has taken in yet (a peek: nothing is acknowledged)."""

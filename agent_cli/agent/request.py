@@ -1,0 +1,105 @@
+"""One model call: the request checked before it goes out, and the response streamed back.
+
+Before a request, the conversation is checked against the Messages API's rules
+(`conversation.validate`). An invalid conversation is a bug somewhere: it is reported with a
+warning Notice and repaired, or, with AGENT_CLI_STRICT_CONVERSATION=1 (the test suite sets
+it), refused with an AssertionError naming every violation. Streaming turns the model's
+events into the agent's events (a TextDeltaEvent per delta, TextDone for the final text) and
+maps every way a stream can end: a response, an interrupt (with the text streamed so far),
+a model error, or an adapter bug (reported as a ModelError, never a dead thread).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+from ..errors import Interrupted, ModelError
+from ..events import Event, Notice, TextDeltaEvent, TextDone
+from ..models.base import Message, Model, ModelRequest, ResponseDone, TextDelta, ToolSpec
+from ..tools.base import ToolSet
+from .conversation import repair, validate
+
+STRICT_ENV = "AGENT_CLI_STRICT_CONVERSATION"
+
+
+class PartialResponse(Interrupted):
+    """The stream was interrupted; `text` is what had been streamed until then."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__("interrupted")
+        self.text = text
+
+
+def checked_messages(
+    messages: list[Message], agent: str, emit: Callable[[Event], None]
+) -> list[Message] | None:
+    """None when `messages` may be sent as they are; else their repaired form.
+
+    A repair is announced with a warning Notice; in strict mode (STRICT_ENV=1) the Notice
+    is followed by an AssertionError instead of the repair.
+    """
+    problems = validate(messages)
+    if not problems:
+        return None
+    emit(Notice(agent, f"conversation repaired: {problems[0]}", "warning"))
+    if os.environ.get(STRICT_ENV) == "1":
+        raise AssertionError(
+            f"{agent}: invalid conversation before a model request "
+            f"({STRICT_ENV}=1): {'; '.join(problems)}"
+        )
+    return repair(messages)
+
+
+class ToolSpecs:
+    """The specs of a tool set, built again only when its tool names change."""
+
+    def __init__(self) -> None:
+        self._names: tuple[str, ...] = ()
+        self._specs: list[ToolSpec] = []
+
+    def of(self, tools: ToolSet) -> list[ToolSpec]:
+        names = tuple(tools.names())
+        if names != self._names:
+            self._names, self._specs = names, tools.specs()
+        return self._specs
+
+
+def stream_response(
+    model: Model,
+    request: ModelRequest,
+    cancel: threading.Event,
+    emit: Callable[[Event], None],
+) -> ResponseDone:
+    """Stream one response, emitting its text as it comes.
+
+    Raises PartialResponse when `cancel` is set mid-stream (or the adapter raised
+    Interrupted), Interrupted when a stream closed by the cancel reports a failure, and
+    ModelError for a failure, a stream with no response, or any other adapter exception.
+    """
+    agent = request.agent
+    parts: list[str] = []
+    done: ResponseDone | None = None
+    try:
+        for ev in model.stream(request, cancel):
+            if isinstance(ev, TextDelta):
+                parts.append(ev.text)
+                emit(TextDeltaEvent(agent, ev.text))
+            elif isinstance(ev, ResponseDone):
+                done = ev
+            if cancel.is_set():
+                raise Interrupted("interrupted")
+    except Interrupted:
+        raise PartialResponse("".join(parts)) from None
+    except ModelError:
+        if cancel.is_set():  # a closed stream reported as a failure
+            raise Interrupted("interrupted") from None
+        raise
+    except Exception as exc:  # an adapter bug must not kill the agent's thread
+        raise ModelError(f"model failed: {type(exc).__name__}: {exc}") from exc
+    if done is None:
+        raise ModelError("the model stream ended without a response")
+    if done.message.text():
+        emit(TextDone(agent, done.message.text()))
+    return done

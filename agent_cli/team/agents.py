@@ -1,0 +1,62 @@
+"""How the team builds an Agent for the lead or a teammate.
+
+Both get the same wiring: a system prompt from prompts/<name>.md with `$name $role $team
+$workdir` filled in, an Identity, their role's board/team tools plus the workspace tools,
+the events bus, a transcript in `.team/transcripts/<name>.jsonl`, and the runtime's
+compaction threshold. What differs is passed in: the tools, the gate (a teammate's sees its
+denials), the identity extra and whether to resume from an existing transcript.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from string import Template
+from typing import TYPE_CHECKING, Any
+
+from ..prompts import load_prompt
+
+if TYPE_CHECKING:
+    from ..agent.agent import Agent
+    from ..runtime import Runtime
+    from ..tools.base import Tool
+
+
+def render_prompt(prompt_name: str, **values: object) -> str:
+    """prompts/<name>.md with $placeholders filled (unknown ones are left as they are)."""
+    filled = {k: str(v) for k, v in values.items()}
+    return Template(load_prompt(prompt_name)).safe_substitute(filled)
+
+
+def build_agent(
+    rt: Runtime,
+    name: str,
+    role: str,
+    prompt_name: str,
+    role_tools: list[Tool],
+    gate: Any,
+    *,
+    model: str | None = None,
+    extra_identity: Callable[[], str] | None = None,
+    resume: bool = False,
+) -> Agent:
+    """An Agent called `name` with `role_tools` + the workspace tools, checked by `gate`."""
+    from ..agent.agent import Agent, AgentSettings
+    from ..agent.identity import Identity
+    from ..tools.base import ToolSet
+    from ..tools.workspace import workspace_tools
+
+    team_name = rt.roster.team_name
+    system = render_prompt(prompt_name, name=name, role=role, team=team_name, workdir=rt.workdir)
+    return Agent(
+        Identity(name, role, team_name, rt.workdir),
+        system,
+        rt.make_model(name, model),
+        ToolSet(role_tools + workspace_tools()),
+        gate,
+        rt.events,
+        transcript_dir=rt.team_dir / "transcripts",
+        settings=AgentSettings(compact_threshold_tokens=rt.config.compact_threshold_tokens),
+        runtime=rt,
+        extra_identity=extra_identity,
+        resume=resume,
+    )

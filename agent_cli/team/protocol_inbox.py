@@ -1,0 +1,97 @@
+"""How a teammate takes in its inbox: protocol messages answered by the host, the rest held.
+
+Step (1) of the idle check, and the pre-call hook before every model call, sort what arrived:
+a shutdown_request is resolved as accepted in the protocol store (a shutdown always wins over
+new work; the first valid one of a batch counts); a plan_approval_response is checked against
+the stored request and becomes a `<plan-review>` block for the next model call; a
+shutdown_response or plan_approval_request is not for a teammate and is ignored with a
+warning; every other message is held for the next turn. A shutdown request that expired
+before the teammate could answer it is reported to its sender (Endings), unless a fresh one
+in the same batch was accepted. A plan request that expired unreviewed is told to the model
+once, so it submits again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..errors import CorruptFile, UserError
+from . import plans
+from .endings import Endings
+from .framing import plan_review_block
+from .protocol import RequestExpired
+
+if TYPE_CHECKING:
+    from .mailbox import MailMessage
+    from .protocol import ProtocolRequest
+
+
+class ProtocolInbox(Endings):
+    """The inbox-sorting layer of a Teammate (see the module docstring)."""
+
+    _injections: list[str]  # user text for the next model call
+    _shutdown_msg: MailMessage | None  # the accepted shutdown request
+
+    def _sort_inbox(self) -> bool:
+        """Handle protocol messages, hold ordinary ones; True when a shutdown was accepted."""
+        accepted = False
+        expired: list[tuple[MailMessage, ProtocolRequest]] = []
+        for msg in self.intake.poll():
+            if msg.type == "shutdown_request":
+                if not accepted and self._accept_shutdown(msg, expired):
+                    accepted = True
+            elif msg.type == "plan_approval_response":
+                self._take_plan_answer(msg)
+            elif msg.type in ("shutdown_response", "plan_approval_request"):
+                self._warn(
+                    f"{self.name} ignored a {msg.type} from {msg.sender}: not for a teammate"
+                )
+            else:
+                self.intake.hold(msg)
+        for msg, req in expired if not accepted else ():  # moot once a fresh one was accepted
+            self._report_expired_shutdown(msg, req)
+        return accepted
+
+    def _accept_shutdown(
+        self, msg: MailMessage, expired: list[tuple[MailMessage, ProtocolRequest]]
+    ) -> bool:
+        """Resolve the request as accepted; one that expired unanswered goes to `expired`."""
+        try:
+            self.rt.protocols.resolve(
+                msg.request_id,
+                "shutdown",
+                self.name,
+                msg.sender,
+                True,
+                resolution="shutting down",
+                response_id=msg.id,
+            )
+        except RequestExpired as exc:
+            expired.append((msg, exc.request))
+            return False
+        except (UserError, CorruptFile) as exc:
+            self._warn(f"{self.name} ignored a shutdown_request from {msg.sender}: {exc}")
+            return False
+        self._shutdown_msg = msg
+        return True
+
+    def _take_plan_answer(self, msg: MailMessage) -> None:
+        why = plans.check_response(self.rt.protocols, self.name, msg)
+        if why is None:
+            try:
+                req = self.rt.protocols.get(msg.request_id)
+            except (UserError, CorruptFile) as exc:  # changed since the check
+                why = plans.unreadable(exc) if isinstance(exc, CorruptFile) else str(exc)
+        if why is not None:
+            self._warn(f"{self.name} rejected a plan_approval_response from {msg.sender}: {why}")
+            return
+        self.plan_memory.note(req)
+        approved = req.status == "approved"
+        self._injections.append(plan_review_block(req.id, approved, req.resolution or ""))
+
+    def _note_plan_expiry(self) -> None:
+        """Once per plan: tell the model its plan request expired unreviewed (fail closed)."""
+        notice = self.plan_memory.expiry_notice(self.rt.protocols, self.name)
+        if notice is not None:
+            self._injections.append(notice)
+            self._warn(f"{self.name}'s plan request expired before review; asked to resubmit")
