@@ -80,7 +80,7 @@ class Endings(Tracking):
         try:
             self.rt.mail.send(self.name, LEAD, content, type="error")
             self.rt.events.emit(
-                MessageEvent(agent=self.name, to=LEAD, msg_type="error", preview=content[:200])
+                MessageEvent(agent=self.name, to=LEAD, msg_type="error", preview=content)
             )
         except (AgentCliError, OSError) as exc:
             self._warn(f"{content} (and the lead could not be told: {exc})")
@@ -114,7 +114,11 @@ class Endings(Tracking):
             f"{self._denial}. It stays in_progress with me; message me to continue "
             "or release it."
         )
-        self.rt.mail.send(self.name, LEAD, content, type="message")
+        try:
+            self.rt.mail.send(self.name, LEAD, content, type="message")
+        except AgentCliError as exc:  # a full disk must not fail the teammate over a report
+            self._warn(f"{self.name} could not tell the lead it holds #{held.id}: {exc}")
+            return
         self.rt.events.emit(
             MessageEvent(agent=self.name, to=LEAD, msg_type="message", preview=content[:120])
         )

@@ -144,13 +144,16 @@ def _get(args: GetTaskInput, ctx: ToolContext) -> str:
 @user_errors
 def _claim(args: ClaimTaskInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
-    if args.task_id is None:
-        res = rt.board.claim_next(ctx.agent)
-        if res.task is None:
-            raise ToolError(f"nothing claimed: {res.reason}")
-        task = res.task
-    else:
-        task = rt.board.claim(args.task_id, ctx.agent)
+    with rt.team.claims.attempt() as allowed:  # the same gate as automatic claims
+        if not allowed:
+            raise ToolError("nothing claimed: the team is shutting down")
+        if args.task_id is None:
+            res = rt.board.claim_next(ctx.agent)
+            if res.task is None:
+                raise ToolError(f"nothing claimed: {res.reason}")
+            task = res.task
+        else:
+            task = rt.board.claim(args.task_id, ctx.agent)
     rt.events.emit(
         TaskEvent(agent=ctx.agent, action="claimed", task_id=task.id, subject=task.subject)
     )

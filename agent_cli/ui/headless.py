@@ -245,8 +245,7 @@ def build_report(runtime: Any, lead: Any, result: Any, denials: list[dict]) -> d
         "problems": [p.model_dump(mode="json") for p in snap.problems],
         "team": [m.model_dump(mode="json") for m in members],
         "usage": {
-            "lead": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-                     "total_tokens": usage.total},
+            "lead": {**usage.model_dump(), "total_tokens": usage.total},
             "teammates": teammates,
             "total_tokens": usage.total + sum(teammates.values()),
         },
