@@ -155,3 +155,16 @@ def test_after_a_denial_the_writer_retries_only_when_messaged(session, workdir):
     task = tasks_by_subject(rt)["Add a line to NOTES.md"]
     assert (task.status, task.owner) == ("completed", "writer")
     assert [a[1] for a in human.asked] == ["write_file", "write_file"]
+
+
+def test_a_verify_retried_after_fixing_expected_names_what_was_read_again(session, workdir):
+    (workdir / "expected.txt").write_text("43\n")
+    rt = session(allow=["Bash(python main.py)", "Write(*)"])
+    lead_turns(rt, "Check whether main.py's output matches expected.txt", follow_ups=0)
+    verify = tasks_by_subject(rt)["verify"]
+    assert verify.status == "in_progress"  # 43 vs 42: saying done completed nothing
+    (workdir / "expected.txt").write_text("42\n")
+    lead_turns(rt, f"Tell {verify.owner} to retry", follow_ups=0)
+    verify = tasks_by_subject(rt)["verify"]
+    assert verify.status == "completed"
+    assert "expected.txt: 42" in verify.result and "43" not in verify.result

@@ -221,8 +221,9 @@ def teammate_reply(request: ModelRequest) -> Reply:
     if reaction is not None:
         return reaction
     steps = parse_steps(task.description)
+    fresh = _since_refused_completion(span)  # a retry reads the files again
     todo = [s for s in steps if not any(
-        s.matches(p) and (p.ok or not s.effectful) for p in span)]
+        s.matches(p) and (p.ok or not s.effectful) for p in (span if s.effectful else fresh))]
     if todo and todo[0].effectful and _plan_asked(request, messages) and not _planned(messages):
         return _submit_plan(task, steps, tools)
     if todo:
@@ -239,6 +240,13 @@ def teammate_reply(request: ModelRequest) -> Reply:
     return Reply(f"Task #{task.id} looks done: {result}.",
                  [("complete_task", {"task_id": task.id, "claim_token": task.token,
                                      "result": result})])
+
+
+def _since_refused_completion(span: list[Pair]) -> list[Pair]:
+    """The calls after the last refused complete_task (all of them if none was refused), so
+    what a result names (a file's content) is what the teammate read for this attempt."""
+    refused = [i for i, p in enumerate(span) if p.use.name == "complete_task" and not p.ok]
+    return span[refused[-1] + 1:] if refused else span
 
 
 def _no_task(batch: list[Pair], task: TaskInfo | None, tools: set[str]) -> Reply:
