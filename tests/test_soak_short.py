@@ -14,9 +14,15 @@ sys.path.insert(0, str(BENCH))
 import soak  # noqa: E402
 from soak_checks import replay_events  # noqa: E402
 
+# The soak's `seconds` is a wall-clock cap on producing and draining (the work is counted,
+# not timed: a quiet run ends in ~4 s). A tight cap turns a loaded machine into a failure --
+# 2 cores busy with other work took the 160-task run to 11 s against a 16 s production
+# deadline -- so it is generous here; throughput figures are bench/soak.py's business.
+CAP_S = 90
+
 
 def test_short_soak_keeps_every_invariant(tmp_path):
-    cfg = soak.SoakConfig(seconds=20, tasks=160, messages=400, workdir=tmp_path / "soak",
+    cfg = soak.SoakConfig(seconds=CAP_S, tasks=160, messages=400, workdir=tmp_path / "soak",
                           compact_threshold_tokens=2500, seed=11)
     report = soak.run_soak(cfg)
 
@@ -48,9 +54,9 @@ def test_soak_script_runs_from_the_command_line(tmp_path):
     import subprocess
 
     out = subprocess.run(
-        [sys.executable, str(BENCH / "soak.py"), "--seconds", "15", "--tasks", "40",
+        [sys.executable, str(BENCH / "soak.py"), "--seconds", str(CAP_S), "--tasks", "40",
          "--messages", "80", "--workdir", str(tmp_path / "w"), "--json"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=2 * CAP_S + 60,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
