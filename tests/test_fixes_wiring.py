@@ -75,3 +75,20 @@ def test_user_shell_timeout_kills_background_jobs_too(workdir):
     finally:
         os.close(fd)
     assert ready, "the background sleep outlived the timeout"
+
+
+def test_an_explicit_claim_is_refused_while_the_team_shuts_down(workdir):
+    from agent_cli.tools.base import ToolContext
+    from agent_cli.tools.team_tools import teammate_tools
+
+    rt = make_runtime(workdir, ScriptedModel({}))
+    rt.board.create("ready")
+    claim = next(t for t in teammate_tools() if t.name == "claim_task")
+    ctx = ToolContext(agent="alice", workdir=rt.workdir, runtime=rt)
+    assert rt.team.claims.close(WAIT)
+    out = claim.run(claim.parse({}), ctx)
+    assert out.is_error and "shutting down" in out.content
+    assert rt.board.get(1).status == "pending"  # nothing was claimed
+    rt.team.claims.reopen()
+    out = claim.run(claim.parse({}), ctx)
+    assert not out.is_error and rt.board.get(1).owner == "alice"
