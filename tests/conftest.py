@@ -19,3 +19,14 @@ def workdir(tmp_path: Path) -> Path:
     d = tmp_path / "work"
     d.mkdir()
     return d
+
+
+@pytest.fixture
+def cleanup():
+    """Register runtimes (`cleanup(rt)`); at the end each is closed and must leave no
+    teammate busy. The broker is detached first so nobody waits on a human that is gone."""
+    runtimes = []
+    yield runtimes.append
+    for rt in runtimes:
+        rt.broker.detach_ui()
+        assert rt.close(timeout=10.0) == []

@@ -22,15 +22,6 @@ from agent_cli.tools.team_tools import send_message_tool
 UNREADABLE = "cannot read .team/requests.json"
 
 
-@pytest.fixture
-def cleanup():
-    runtimes = []
-    yield runtimes.append
-    for rt in runtimes:
-        rt.broker.detach_ui()
-        assert rt.close(timeout=WAIT) == []
-
-
 def _corrupt(path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("{garbage")

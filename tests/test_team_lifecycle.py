@@ -22,14 +22,6 @@ from test_team_support import (
 from agent_cli.models.scripted import ScriptedModel
 
 
-@pytest.fixture
-def cleanup():
-    runtimes = []
-    yield runtimes.append
-    for rt in runtimes:
-        assert rt.close(timeout=WAIT) == []
-
-
 def test_abc_two_teammates_claim_a_and_b_concurrently_then_one_claims_c(workdir, cleanup):
     both_working = threading.Barrier(2, timeout=WAIT)
 

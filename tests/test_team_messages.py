@@ -3,21 +3,12 @@ identity after compaction, and the tool sets each side gets."""
 
 from __future__ import annotations
 
-import pytest
-from test_team_support import WAIT, Call, Recorder, Reply, make_runtime
+from test_team_support import Call, Recorder, Reply, make_runtime
 
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.team.intake import Intake
 from agent_cli.tools.base import ToolContext
 from agent_cli.tools.team_tools import lead_tools, teammate_tools
-
-
-@pytest.fixture
-def cleanup():
-    runtimes = []
-    yield runtimes.append
-    for rt in runtimes:
-        assert rt.close(timeout=WAIT) == []
 
 
 def test_a_teammate_message_is_labelled_with_its_sender_never_the_user(workdir, cleanup):

@@ -10,15 +10,6 @@ from agent_cli.models.scripted import ScriptedModel
 from agent_cli.team import plans
 
 
-@pytest.fixture
-def cleanup():
-    runtimes = []
-    yield runtimes.append
-    for rt in runtimes:
-        rt.broker.detach_ui()
-        assert rt.close(timeout=WAIT) == []
-
-
 def _tool_results(rec: Recorder, agent: str, tool: str) -> list:
     return rec.of("ToolFinished", agent=agent, tool=tool)
 

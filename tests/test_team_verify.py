@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from test_team_support import (
     WAIT,
     Call,
@@ -16,15 +15,6 @@ from test_team_support import (
 
 from agent_cli.board.models import Verify
 from agent_cli.models.scripted import ScriptedModel
-
-
-@pytest.fixture
-def cleanup():
-    runtimes = []
-    yield runtimes.append
-    for rt in runtimes:
-        rt.broker.detach_ui()
-        assert rt.close(timeout=WAIT) == []
 
 
 def _result_of(model: ScriptedModel, agent: str, index: int) -> str:
