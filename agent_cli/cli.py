@@ -122,6 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--compact-at", type=token_count, default=None, metavar="TOKENS",
                         help="summarize an agent's older context once it passes TOKENS "
                         f"(default: ${COMPACT_ENV}, else 100000)")
+    parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
+                        help="MCP servers to start (Claude Code's .mcp.json format; repeatable); "
+                        "the workdir's .mcp.json is used too, once you trust it")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     tasks_cmd.add_parser(sub, workdir_parent())
     team_cmd.add_parsers(sub, workdir_parent())
@@ -177,6 +180,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.prompt is not None and not args.prompt.strip():
         raise UserError("-p needs a prompt: the one given is empty")
     runtime = Runtime.open(workdir_of(args), runtime_config(args))
+    from .mcp.session import build_manager
+
+    runtime.mcp = build_manager(runtime, list(getattr(args, "mcp_config", []) or []))
     if args.prompt is not None:
         from .ui.headless import run_headless
 

@@ -150,3 +150,36 @@ def read_jsonl(
     if report_torn and torn.strip():
         problems.append(LineProblem(str(path), len(lines) + 1, "incomplete last line"))
     return records, problems
+
+
+def read_regular_text(path: Path, cap: int) -> str | None:
+    """A regular file's text, never following a symlink and never blocking on a FIFO.
+
+    None when `path` is not a regular file (symlink, FIFO, device, directory) or is over
+    `cap` bytes; FileNotFoundError when it does not exist; OSError for other failures.
+    """
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        if exc.errno in (40, 6, 21):  # ELOOP (a symlink), ENXIO (socket/FIFO), EISDIR
+            return None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
+            return None
+        data = os.read(fd, cap + 1)
+        while len(data) <= cap:
+            more = os.read(fd, cap + 1 - len(data))
+            if not more:
+                break
+            data += more
+        if len(data) > cap:
+            return None
+        return data.decode("utf-8", errors="replace")
+    finally:
+        os.close(fd)

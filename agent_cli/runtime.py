@@ -70,6 +70,7 @@ class Runtime:
         self._models: dict[str, Model] = {}
         self._models_lock = threading.Lock()
         self._team = None
+        self.mcp = None  # an McpManager when MCP servers are configured (set by the entry)
 
     @classmethod
     def open(cls, workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -101,7 +102,8 @@ class Runtime:
             return self._models[resolved]
 
     def close(self, timeout: float = 5.0) -> list[str]:
-        """Ask every running teammate to shut down; return who was still busy."""
-        if self._team is None:
-            return []
-        return self._team.shutdown_all(timeout)
+        """Ask every running teammate to shut down, stop MCP servers; return who was busy."""
+        busy = [] if self._team is None else self._team.shutdown_all(timeout)
+        if self.mcp is not None:
+            self.mcp.close()
+        return busy

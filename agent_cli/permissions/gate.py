@@ -30,7 +30,8 @@ from .policy import PermissionPolicy
 from .shellsplit import parse_command
 
 PROTECTED_DIRS = frozenset({".agent-cli", ".tasks", ".team", ".git"})
-NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit"}
+NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit",
+         "Mcp": "MCP tool call"}
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,8 @@ class PermissionGate:
                     f"Denied by rule {deny.rule} ({deny.source}): {noun} "
                     f"{_short(target)} was not run.",
                 )
+        if tool.read_hint:  # an MCP tool that says it only reads: deny rules alone apply
+            return Decision(True, "read-only hint")
         if self.plan_gate is not None and not tool.plan_exempt:
             refusal = self.plan_gate(ctx.agent)
             if refusal:
@@ -174,6 +177,8 @@ def suggest_rule(permission: str, target: str) -> str:
         if parse_command(target).simple and "*" not in target and "\n" not in target:
             return f"Bash({target.strip()})"
         return ""
+    if permission == "Mcp":
+        return target
     if permission in ("Write", "Edit"):
         if any(c in target for c in "*?") or target in ("", ".") or is_protected(target):
             return ""

@@ -8,6 +8,7 @@ Forms:
 - `Write(src/**)`, `Edit(docs/*.md)`, `Write`, `Edit` — paths relative to the workdir;
   `*` and `?` stay inside one directory, `**` crosses directories.
 - `Read(...)` — accepted for compatibility; read-only tools never ask, so it has no effect.
+- `mcp__server` / `mcp__server__*` — every tool of that MCP server; `mcp__server__tool` — one.
 
 Which tools a rule covers: an allow rule `Edit(...)` covers edit_file and write_file (any file
 change); `Write(...)` covers write_file only. A deny rule of either family covers both
@@ -46,7 +47,7 @@ class Rule:
 
     @cached_property
     def path_regex(self) -> re.Pattern[str] | None:
-        if self.family == "Bash" or self.spec is None:
+        if self.family in ("Bash", "Mcp") or self.spec is None:
             return None
         return re.compile(glob_to_regex(self.spec))
 
@@ -69,6 +70,8 @@ class Rule:
             return False
         if self.spec is None:
             return True
+        if self.family == "Mcp":
+            return mcp_matches(self.spec, target)
         if self.family == "Bash":
             return self._matches_command(cmd or parse_command(target), effect)
         assert self.path_regex is not None
@@ -139,11 +142,36 @@ def _path_rule(text: str, family: str, spec: str) -> Rule:
     return Rule(text, family, path)
 
 
+MCP_RULE_RE = re.compile(r"^mcp__([A-Za-z0-9_-]+?)(?:__([A-Za-z0-9_-]+|\*))?$")
+
+
+def _split_mcp(name: str) -> tuple[str, str | None] | None:
+    m = MCP_RULE_RE.match(name)
+    if not m:
+        return None
+    tool = m.group(2)
+    return m.group(1), (None if tool in (None, "*") else tool)
+
+
+def mcp_matches(spec: str, target: str) -> bool:
+    """Does the MCP rule `spec` (`mcp__s`, `mcp__s__*`, `mcp__s__t`) cover tool `target`?"""
+    rule, call = _split_mcp(spec), _split_mcp(target)
+    if rule is None or call is None:
+        return False
+    return rule[0] == call[0] and (rule[1] is None or rule[1] == call[1])
+
+
 def parse_rule(text: object) -> Rule:
     """Parse one rule, or raise InvalidRule with a one-line reason."""
     if not isinstance(text, str):
         raise InvalidRule(f"invalid rule {text!r}: a rule is a string like 'Bash(git status)'")
     stripped = text.strip()
+    if stripped.startswith("mcp__"):
+        if _split_mcp(stripped) is None:
+            raise InvalidRule(
+                f"invalid rule {text!r}: MCP rules are mcp__SERVER, mcp__SERVER__* or "
+                "mcp__SERVER__TOOL")
+        return Rule(stripped, "Mcp", stripped)
     m = RULE_RE.match(stripped)
     if not m:
         raise InvalidRule(

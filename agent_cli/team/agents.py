@@ -51,7 +51,7 @@ def build_agent(
         Identity(name, role, team_name, rt.workdir),
         system,
         rt.make_model(name, model),
-        ToolSet(role_tools + workspace_tools()),
+        ToolSet(role_tools + workspace_tools(), extra=rt.mcp.tools if rt.mcp else None),
         gate,
         rt.events,
         transcript_dir=rt.team_dir / "transcripts",

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..runtime import Runtime
 
 # Rule families of Claude Code's permission syntax; None = not subject to human approval.
-PermissionKind = Literal["Bash", "Write", "Edit"]
+PermissionKind = Literal["Bash", "Write", "Edit", "Mcp"]
 
 
 @dataclass
@@ -60,6 +60,10 @@ class Tool:
         `rule_target(args)` gives the rule's specifier (the command, the path).
     plan_exempt: effectful but allowed while a plan is pending (send_message, submit_plan).
     preview: optional `(args, ctx) -> str` shown at an approval (the command, a diff).
+    schema: a JSON schema given as is (an MCP server's) instead of the input model's; raw
+        input is checked against it first.
+    read_hint: the tool says it only reads (MCP readOnlyHint): deny rules still apply, but
+        it never asks and the plan gate lets it run.
     """
 
     name: str
@@ -71,14 +75,20 @@ class Tool:
     rule_target: Callable[[Any], str] | None = None
     plan_exempt: bool = False
     preview: Callable[[Any, ToolContext], str] | None = None
+    schema: dict[str, Any] | None = None
+    read_hint: bool = False
 
     def spec(self) -> ToolSpec:
+        if self.schema is not None:
+            return ToolSpec(name=self.name, description=self.description, input_schema=self.schema)
         schema = self.input_model.model_json_schema()
         schema.pop("title", None)
         return ToolSpec(name=self.name, description=self.description, input_schema=schema)
 
     def parse(self, raw: dict[str, Any]) -> BaseModel:
         """Validate raw model input; raise ToolError with a readable message."""
+        if self.schema is not None:
+            check_schema(self.name, self.schema, raw)
         try:
             return self.input_model.model_validate(raw)
         except ValidationError as exc:
@@ -101,11 +111,33 @@ class Tool:
         return ToolOutput(str(out))
 
 
-class ToolSet:
-    """An ordered, name-indexed collection of tools an agent may call."""
+def check_schema(name: str, schema: dict[str, Any], raw: Any) -> None:
+    """ToolError naming each place where `raw` breaks a JSON schema (at most five)."""
+    import jsonschema
 
-    def __init__(self, tools: list[Tool] | None = None) -> None:
+    try:
+        validator = jsonschema.validators.validator_for(schema)(schema)
+        errors = sorted(validator.iter_errors(raw), key=lambda e: list(e.path))[:5]
+    except (jsonschema.SchemaError, TypeError, ValueError, RecursionError):
+        return  # a schema we cannot apply: the server checks its own input
+    if errors:
+        parts = [f"{'.'.join(str(p) for p in e.path) or 'input'}: {e.message}" for e in errors]
+        raise ToolError(f"invalid input for {name}: " + "; ".join(parts))
+
+
+class ToolSet:
+    """An ordered, name-indexed collection of tools an agent may call.
+
+    `extra` (optional) is asked for more tools at every lookup: tools that arrive during the
+    session (an MCP server that became ready) join from the next request on. A fixed tool
+    wins over an extra one of the same name.
+    """
+
+    def __init__(
+        self, tools: list[Tool] | None = None, extra: Callable[[], list[Tool]] | None = None
+    ) -> None:
         self._tools: dict[str, Tool] = {}
+        self._extra = extra
         for t in tools or []:
             self.add(t)
 
@@ -114,17 +146,25 @@ class ToolSet:
             raise ValueError(f"duplicate tool {tool.name}")
         self._tools[tool.name] = tool
 
+    def _all(self) -> dict[str, Tool]:
+        if self._extra is None:
+            return self._tools
+        merged = dict(self._tools)
+        for t in self._extra():
+            merged.setdefault(t.name, t)
+        return merged
+
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        return self._all().get(name)
 
     def names(self) -> list[str]:
-        return list(self._tools)
+        return list(self._all())
 
     def specs(self) -> list[ToolSpec]:
-        return [t.spec() for t in self._tools.values()]
+        return [t.spec() for t in self._all().values()]
 
     def __iter__(self):
-        return iter(self._tools.values())
+        return iter(self._all().values())
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._all())

@@ -25,7 +25,8 @@ VERBS = {"shell": "run", "write_file": "write", "edit_file": "edit"}
 
 def headline(req: Any, why: str = "") -> Text:
     """"alice wants to run `python main.py` — task #3 verify"."""
-    verb = VERBS.get(req.tool, f"use {req.tool} on")
+    verb = VERBS.get(req.tool) or ("call" if req.tool.startswith("mcp__") else
+                                   f"use {req.tool} on")
     line = Text.assemble((req.agent, agent_style(req.agent)), f" wants to {verb} ")
     line.append(f"`{req.summary or req.tool}`", style="bold")
     why = why or req.purpose

@@ -117,6 +117,9 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
     unsubscribe = runtime.events.subscribe(failures.on_event)
     quiet = False
     try:
+        from .mcp_view import start_headless
+
+        start_headless(runtime, err)
         lead = runtime.team.make_lead()
         turns, finished = _lead_turn(runtime, lead, prompt, deadline)
         quiet = finished

@@ -300,6 +300,32 @@ class Repl:
             if yes.strip().lower() in ("y", "yes"):
                 self.printer.write(render_str(startup.release_all(self.runtime, stale),
                                               self.width(), self.color))
+        self._start_mcp()
+
+    def _start_mcp(self) -> None:
+        """Ask once about a project's untrusted .mcp.json servers, then start in background."""
+        from .mcp_view import start_note, trust_question
+
+        mcp = self.runtime.mcp
+        if mcp is None:
+            return
+        for problem in mcp.problems:
+            self.note(problem, style="red")
+        pending = mcp.needs_trust()
+        if pending:
+            self.printer.write(render_str(trust_question(pending), self.width(), self.color))
+            self._drain()
+            try:
+                yes = PromptSession(input=self.session.input, output=self.session.output).prompt(
+                    "Start them? [y/N] ")
+            except (EOFError, KeyboardInterrupt):
+                yes = ""
+            problem = mcp.answer_trust(pending, yes.strip().lower() in ("y", "yes"))
+            if problem:
+                self.note(f"answer not saved: {problem}", style="yellow")
+        note = start_note(mcp.start())
+        if note is not None:
+            self.printer.write(render_str(note, self.width(), self.color))
 
     def loop(self) -> None:
         pending = ""

@@ -217,6 +217,12 @@ def cmd_cost(ctx: SlashContext, arg: str) -> None:
     ctx.console.print(tables.cost_table(ctx.lead.agent.usage, teammates(ctx.runtime)))
 
 
+def cmd_mcp(ctx: SlashContext, arg: str) -> None:
+    from .mcp_view import show
+
+    show(ctx.console, ctx.runtime)
+
+
 def cmd_spawn(ctx: SlashContext, arg: str) -> None:
     words = arg.split(None, 1)
     if not words:
@@ -261,6 +267,7 @@ COMMANDS: dict[str, Command] = {
                 "rules in force and their source; --save keeps one", cmd_permissions),
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
         Command("/cost", "/cost", "tokens per agent and in total", cmd_cost),
+        Command("/mcp", "/mcp", "MCP servers: state and tools", cmd_mcp),
         Command("/spawn", "/spawn NAME [ROLE]", "start a teammate", cmd_spawn),
         Command("/shutdown", "/shutdown NAME", "ask a teammate to shut down", cmd_shutdown),
         Command("/verbose", "/verbose", "show teammates' text too (toggle)", cmd_verbose),

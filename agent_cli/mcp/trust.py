@@ -1,0 +1,80 @@
+"""Which of a project's `.mcp.json` servers the human trusted, kept in
+`.agent-cli/settings.local.json` (Claude Code's `enabledMcpjsonServers` /
+`disabledMcpjsonServers`, plus the fingerprint of each answered definition, so a server whose
+command changed after the answer is asked about again)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserError
+from ..fsutil import atomic_write_json, read_regular_text
+from ..locking import StateLock
+from .config import ServerSpec
+
+LOCAL_SETTINGS = Path(".agent-cli") / "settings.local.json"
+ENABLED, DISABLED, PRINTS = (
+    "enabledMcpjsonServers", "disabledMcpjsonServers", "mcpjsonServerFingerprints")
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        raw = read_regular_text(path, 1_000_000)
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if raw is None:
+        raise UserError(f"{path} is not a regular file; not used")
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise UserError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: the top level must be a JSON object")
+    return data
+
+
+class TrustStore:
+    """The project servers' answers for one workdir."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.path = Path(workdir) / LOCAL_SETTINGS
+
+    def answer(self, spec: ServerSpec) -> bool | None:
+        """True trusted, False refused, None never asked (or asked about another definition)."""
+        data = _read(self.path)
+        prints = data.get(PRINTS) if isinstance(data.get(PRINTS), dict) else {}
+        if prints.get(spec.name) != spec.fingerprint:
+            return None
+        if spec.name in _names(data, ENABLED):
+            return True
+        if spec.name in _names(data, DISABLED):
+            return False
+        return None
+
+    def save(self, specs: list[ServerSpec], trusted: bool) -> None:
+        """Record the human's answer for `specs` (a locked read-modify-write, other keys kept)."""
+        if not specs:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"cannot create {self.path.parent}: {exc.strerror or exc}") from None
+        with StateLock(Path(str(self.path) + ".lock")).held():
+            data = _read(self.path)
+            keep, drop = (ENABLED, DISABLED) if trusted else (DISABLED, ENABLED)
+            names = {s.name for s in specs}
+            data[keep] = sorted(set(_names(data, keep)) | names)
+            data[drop] = [n for n in _names(data, drop) if n not in names]
+            prints = data.get(PRINTS) if isinstance(data.get(PRINTS), dict) else {}
+            prints.update({s.name: s.fingerprint for s in specs})
+            data[PRINTS] = prints
+            atomic_write_json(self.path, data)
+
+
+def _names(data: dict[str, Any], key: str) -> list[str]:
+    value = data.get(key)
+    return [x for x in value if isinstance(x, str)] if isinstance(value, list) else []
