@@ -23,7 +23,7 @@ def build_manager(runtime: Any, flag_files: list[str]) -> McpManager | None:
     def changed(server: McpServer) -> None:
         if server.state in ("ready", "failed"):
             level = "error" if server.state == "failed" else "info"
-            runtime.events.emit(Notice("mcp", f"MCP server {server.name}: {server.status}",
+            runtime.events.emit(Notice("mcp", f"server {server.name}: {server.status}",
                                        level=level))
 
     manager = McpManager(runtime.workdir, specs, on_change=changed)
