@@ -42,6 +42,20 @@ def alive(pid: int) -> bool:
         return False
 
 
+def gone(pid: int, timeout: float = 10.0) -> bool:
+    """Wait (on a pidfd, no polling) until process `pid` has exited."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
+
+
 @pytest.fixture
 def started(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     pidfile = tmp_path / "pids"
@@ -161,7 +175,7 @@ def test_a_server_that_dies_mid_call_is_an_error_result_and_a_state(
     assert again.is_error and "is not running (failed: server exited" in again.content
     assert "mcp__fx__echo" in {t.name for t in m.tools()}  # the tools stay, answering errors
     pid = int(pidfile.read_text().split()[0])
-    assert not alive(pid)
+    assert gone(pid)
 
 
 def test_interrupting_a_call_cancels_it(started, workdir: Path) -> None:
@@ -188,7 +202,7 @@ def test_close_stops_every_server_process(workdir: Path, tmp_path: Path,
     pids = [int(x) for x in pidfile.read_text().split()]
     assert len(pids) == 2 and all(alive(p) for p in pids)
     m.close()
-    assert not any(alive(p) for p in pids)
+    assert all(gone(p, 0) for p in pids)  # close() returns once they have exited
     assert not [t for t in threading.enumerate() if t.name == "mcp-loop"]
 
 
@@ -230,24 +244,26 @@ def test_project_servers_start_only_once_trusted_and_a_changed_command_asks_agai
 
 
 # ----- HTTP on loopback ------------------------------------------------------------------
-@pytest.fixture
-def http_server():
-    proc = subprocess.Popen([sys.executable, SERVER, "http"], stdout=subprocess.PIPE,
+@pytest.fixture(params=["http", "sse"])
+def web_server(request):
+    kind = request.param
+    proc = subprocess.Popen([sys.executable, SERVER, kind], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     try:
         line = proc.stdout.readline()  # printed once the socket listens
         assert line.startswith("PORT "), line
-        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+        path = "/sse" if kind == "sse" else "/mcp"
+        yield kind, f"http://127.0.0.1:{int(line.split()[1])}{path}"
     finally:
         proc.kill()
         proc.wait(10)
 
 
-def test_streamable_http_server(workdir: Path, http_server: str) -> None:
-    m = manager(workdir, {"web": {"type": "http", "url": http_server,
-                                  "headers": {"X-Test": "1"}}})
+def test_http_and_sse_servers_on_loopback(workdir: Path, web_server) -> None:
+    kind, url = web_server
+    m = manager(workdir, {"web": {"type": kind, "url": url, "headers": {"X-Test": "1"}}})
     m.start()
     assert m.wait_ready(30), m.describe()
     assert m.servers["web"].status == "ready (5 tools)"
-    assert run(m, "mcp__web__echo", {"text": "over http"}, workdir).content == "echo: over http"
+    assert run(m, "mcp__web__echo", {"text": kind}, workdir).content == f"echo: {kind}"
     m.close()

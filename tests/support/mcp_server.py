@@ -1,7 +1,8 @@
 """A real MCP server for the tests, written with the SDK's server API.
 
-`python mcp_server.py` serves over stdio; `python mcp_server.py http` binds 127.0.0.1 on a free
-port, prints `PORT <n>` once it listens, and serves Streamable HTTP at /mcp.
+`python mcp_server.py` serves over stdio; `python mcp_server.py http|sse` binds 127.0.0.1 on a
+free port, prints `PORT <n>` once it listens, and serves Streamable HTTP at /mcp (or SSE at
+/sse).
 Tools: echo (readOnlyHint), touch (writes a file: effectful), crash (the process exits in the
 middle of the call), slow (sleeps), picture (an image block).
 """
@@ -55,7 +56,7 @@ def picture() -> list:
     return [ImageContent(type="image", data=data, mime_type="image/png"), "a caption"]
 
 
-def serve_http() -> None:
+def serve_http(kind: str) -> None:
     import anyio
     import uvicorn
 
@@ -63,7 +64,8 @@ def serve_http() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(16)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(app.streamable_http_app(), log_level="warning")
+    web = app.sse_app() if kind == "sse" else app.streamable_http_app()
+    config = uvicorn.Config(web, log_level="warning")
     anyio.run(lambda: uvicorn.Server(config).serve(sockets=[sock]))
 
 
@@ -71,7 +73,7 @@ if __name__ == "__main__":
     if os.environ.get("FIXTURE_PIDFILE"):
         with open(os.environ["FIXTURE_PIDFILE"], "a", encoding="utf-8") as fh:
             fh.write(f"{os.getpid()}\n")
-    if sys.argv[1:] == ["http"]:
-        serve_http()
+    if sys.argv[1:] in (["http"], ["sse"]):
+        serve_http(sys.argv[1])
     else:
         app.run()
