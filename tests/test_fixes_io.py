@@ -29,8 +29,20 @@ from agent_cli.tools.board_tools import complete_task_tool
 from agent_cli.tools.shell import run_process
 
 
-def _gone(pid: int) -> bool:
-    """The process no longer runs (a zombie nobody reaped counts as gone)."""
+def _gone(pid: int, timeout: float = 5.0) -> bool:
+    """The process no longer runs (a zombie nobody reaped counts as gone). A SIGKILL just
+    sent takes a moment to land on a loaded machine: wait for it on a pidfd, no polling."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        if select.select([fd], [], [], timeout)[0]:
+            return True
+    finally:
+        os.close(fd)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
