@@ -9,12 +9,14 @@ a board that holds a broken graph anyway (hand edit, corrupt file) is reported b
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from ..errors import NotFound, Refused
 from .models import Problem, Task
 
 Tasks = Mapping[int, Task]
+# Why this claimer may never take a task (its assignee or role is someone else's), or None.
+MayTake = Callable[[Task], "str | None"]
 
 
 def ids_text(ids: Iterable[int]) -> str:
@@ -164,31 +166,47 @@ def newly_unblocked(done_id: int, tasks: Tasks) -> list[int]:
     ]
 
 
-def first_claimable(order: Iterable[int], tasks: Tasks) -> Task | None:
-    """The first claimable task in `order` (ascending ids: the documented claim order)."""
+def first_claimable(
+    order: Iterable[int], tasks: Tasks, not_for_me: MayTake | None = None
+) -> Task | None:
+    """The first claimable task in `order` (ascending ids: the documented claim order) that
+    `not_for_me` does not keep from this claimer."""
     for tid in order:
         task = tasks.get(tid)
         if task is not None and is_claimable(task, tasks):
-            return task
+            if not_for_me is None or not_for_me(task) is None:
+                return task
     return None
 
 
-def idle_text(owner: str, tasks: Tasks, corrupt: set[int], held: Task | None) -> str:
-    """Why `owner` has nothing to claim, in one line."""
+def idle_text(
+    owner: str,
+    tasks: Tasks,
+    corrupt: set[int],
+    held: Task | None,
+    not_for_me: MayTake | None = None,
+    reserved: Callable[[Task], str] | None = None,
+) -> str:
+    """Why `owner` has nothing to claim, in one line (`reserved` names a task `not_for_me`
+    keeps from it: "#7 is assigned to writer")."""
     if held is not None:
         return f"{owner} holds #{held.id}"
     if not tasks and not corrupt:
         return "no tasks on the board"
     if tasks and all(t.status == "completed" for t in tasks.values()) and not corrupt:
         return f"all {len(tasks)} tasks completed"
-    first = first_claimable(sorted(tasks), tasks)
+    first = first_claimable(sorted(tasks), tasks, not_for_me)
     if first is not None:
         return f"#{first.id} is claimable"
     waiting = []
     broken = []
+    others = []
     for tid in sorted(tasks):
         task = tasks[tid]
         if task.status != "pending":
+            continue
+        if not_for_me is not None and not_for_me(task) is not None:
+            others.append(reserved(task) if reserved else f"#{tid} is not for {owner}")
             continue
         blockers = waiting_on(task, tasks)
         bad = [d for d in blockers if d not in tasks or d in corrupt]
@@ -200,6 +218,9 @@ def idle_text(owner: str, tasks: Tasks, corrupt: set[int], held: Task | None) ->
     parts = broken + waiting[:3]
     if len(waiting) > 3:
         parts.append(f"{len(waiting) - 3} more waiting")
+    parts += others[:3]
+    if len(others) > 3:
+        parts.append(f"{len(others) - 3} more for others")
     if busy and not parts:
         parts.append("in progress: " + ", ".join(busy[:5]))
     if corrupt:

@@ -73,12 +73,22 @@ class Task(BaseModel):
     claim_token: str | None = None
     result: str | None = None
     verify: Verify | None = None
+    assignee: str | None = None  # only this member may claim it (board/routing.py)
+    role: str | None = None  # only members of this role may claim it
+    require_plan: bool = False  # its holder needs a plan approved for this task first
 
-    @field_validator("owner")
+    @field_validator("owner", "assignee")
     @classmethod
     def _owner_is_slug(cls, value: str | None) -> str | None:
         if value is not None and not NAME_RE.fullmatch(value):
-            raise ValueError(f"owner {value!r} is not a valid name")
+            raise ValueError(f"{value!r} is not a valid name")
+        return value
+
+    @field_validator("role")
+    @classmethod
+    def _role_is_one_line(cls, value: str | None) -> str | None:
+        if value is not None and (not value.strip() or "\n" in value or len(value) > 200):
+            raise ValueError("role must be one non-empty line of at most 200 characters")
         return value
 
     @model_validator(mode="after")
@@ -92,10 +102,14 @@ class Task(BaseModel):
         return self
 
     def to_json(self) -> dict[str, Any]:
-        """The object as written on disk (`blockedBy`; `verify` only when set)."""
+        """The object as written on disk (`blockedBy`; `verify`, `assignee`, `role` and
+        `require_plan` only when set, so a task without them reads as it always did)."""
         data = self.model_dump(mode="json", by_alias=True)
-        if data.get("verify") is None:
-            data.pop("verify", None)
+        for key in ("verify", "assignee", "role"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        if not data.get("require_plan"):
+            data.pop("require_plan", None)
         return data
 
 

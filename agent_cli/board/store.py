@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import CorruptFile, NotFound, Refused, StorageError
 from ..fsutil import atomic_write_json, utc_now
 from ..names import check_name
-from . import dag
+from . import dag, routing
 from .cache import TaskCache, task_file
 from .eventlog import (
     append_event,
@@ -168,15 +168,23 @@ class TaskBoard:
             held = self._cache.held_by(owner)
             return held[0] if held else None
 
-    def idle_reason(self, owner: str) -> str:
+    def idle_reason(self, owner: str, role: str | None = None) -> str:
         check_name(owner, "owner")
         with self._locked() as exists:
             if not exists:
                 return "no tasks on the board"
             held = self._cache.held_by(owner)
-            return dag.idle_text(
-                owner, self._cache.tasks, self._cache.corrupt_ids(), held[0] if held else None
-            )
+            return self._idle_text(owner, role, held[0] if held else None)
+
+    def _idle_text(self, owner: str, role: str | None, held: Task | None) -> str:
+        return dag.idle_text(
+            owner,
+            self._cache.tasks,
+            self._cache.corrupt_ids(),
+            held,
+            lambda t: routing.refusal(t, owner, role),
+            routing.short_reason,
+        )
 
     def doctor(self) -> list[Problem]:
         """Every problem on the board, after a full rescan of the directory."""
@@ -215,12 +223,22 @@ class TaskBoard:
         blocked_by: Iterable[int] = (),
         verify: Verify | dict | None = None,
         actor: str = "lead",
+        *,
+        assignee: str | None = None,
+        role: str | None = None,
+        require_plan: bool = False,
     ) -> Task:
-        """Add a pending task; its id is allocated under the lock and never reused."""
+        """Add a pending task; its id is allocated under the lock and never reused.
+        `assignee` / `role` say who may claim it, `require_plan` that its holder must plan."""
         subject = check_subject(subject)
         check_text(description, "task description")
         check_name(actor, "actor")
         verify = check_verify(verify)
+        routed = {
+            "assignee": routing.check_assignee(assignee),
+            "role": routing.check_role(role),
+            "require_plan": routing.check_flag(require_plan),
+        }
         deps = list(blocked_by)
         with self._locked(create=not deps) as exists:
             if not exists:  # no board yet: every dependency is unknown
@@ -238,11 +256,13 @@ class TaskBoard:
                 created_at=now,
                 updated_at=now,
                 verify=verify,
+                **routed,
             )
             overwrite_small(self._next_id_path, f"{new_id + 1}\n".encode())
-            self._write(
-                [task], [event_record(actor, "created", new_id, subject=subject, blockedBy=wanted)]
-            )
+            extra = {k: v for k, v in routed.items() if v}
+            record = event_record(actor, "created", new_id, subject=subject, blockedBy=wanted)
+            record["details"].update(extra)
+            self._write([task], [record])
         self._changed()
         return task
 
@@ -254,45 +274,64 @@ class TaskBoard:
         return max(high, self._cache.max_file_id() + 1, 1)
 
     def update(
-        self, task_id: int, *, add_blocked_by: Iterable[int] = (), actor: str = "lead"
+        self,
+        task_id: int,
+        *,
+        add_blocked_by: Iterable[int] = (),
+        actor: str = "lead",
+        assignee: str | None = None,
+        role: str | None = None,
+        require_plan: bool | None = None,
     ) -> Task:
-        """Add dependencies to a pending, unclaimed task (missing ids and cycles refused)."""
+        """Add dependencies to, or re-route, a pending, unclaimed task (missing ids and cycles
+        refused). For assignee / role: None keeps it, "" clears it, a value sets it."""
         task_id = check_id(task_id)
         check_name(actor, "actor")
         deps = list(add_blocked_by)
+        routed = routing.changes(assignee, role, require_plan)
         with self._locked():
             task = self._existing(task_id)
             if task.status != "pending":
-                raise Refused(
-                    f"task {task_id} is {task.status}: only a pending task can get new dependencies"
-                )
+                raise Refused(routing.not_pending(task, bool(routed) and not deps))
             added = dag.check_new_dependencies(
                 task_id, deps, self._cache.tasks, self._cache.corrupt_ids()
             )
             merged = sorted(set(task.blocked_by) | set(added))
-            if merged == task.blocked_by:
+            changed = {k: v for k, v in routed.items() if getattr(task, k) != v}
+            if merged == task.blocked_by and not changed:
                 return task
-            task = task.model_copy(update={"blocked_by": merged, "updated_at": utc_now()})
-            self._write([task], [event_record(actor, "updated", task_id, blockedBy=merged)])
+            task = task.model_copy(
+                update={"blocked_by": merged, "updated_at": utc_now(), **changed}
+            )
+            self._write(
+                [task], [event_record(actor, "updated", task_id, blockedBy=merged, **changed)]
+            )
         self._changed()
         return task
 
-    def claim(self, task_id: int, owner: str) -> Task:
-        """Claim one task for `owner`; Refused with the reason when it is not claimable."""
+    def claim(self, task_id: int, owner: str, role: str | None = None) -> Task:
+        """Claim one task for `owner` (of `role`); Refused with the reason when it is not
+        claimable or not theirs to take (assigned to someone else, another role)."""
         task_id = check_id(task_id)
         check_name(owner, "owner")
         with self._locked():
             task = self._existing(task_id)
             held = self._cache.held_by(owner)
-            reason = dag.claim_refusal(task, owner, self._cache.tasks, held[0] if held else None)
+            reason = None
+            if task.status == "pending" and task.owner is None:
+                reason = routing.refusal(task, owner, role)
+            reason = reason or dag.claim_refusal(
+                task, owner, self._cache.tasks, held[0] if held else None
+            )
             if reason:
                 raise Refused(reason)
             claimed = self._claim_locked(task, owner, "claim")
         self._changed()
         return claimed
 
-    def claim_next(self, owner: str) -> ClaimResult:
-        """Claim the lowest claimable id for `owner`, or say why there is none."""
+    def claim_next(self, owner: str, role: str | None = None) -> ClaimResult:
+        """Claim the lowest claimable id `owner` (of `role`) may take, or say why there is
+        none."""
         check_name(owner, "owner")
         with self._locked() as exists:
             if not exists:
@@ -301,11 +340,11 @@ class TaskBoard:
             held = cache.held_by(owner)
             if held:
                 return ClaimResult(None, f"{owner} still holds #{held[0].id}")
-            task = dag.first_claimable(cache.pending, cache.tasks)
+            task = dag.first_claimable(
+                cache.pending, cache.tasks, lambda t: routing.refusal(t, owner, role)
+            )
             if task is None:
-                return ClaimResult(
-                    None, dag.idle_text(owner, cache.tasks, cache.corrupt_ids(), None)
-                )
+                return ClaimResult(None, self._idle_text(owner, role, None))
             claimed = self._claim_locked(task, owner, "claim_next")
         self._changed()
         return ClaimResult(claimed, f"claimed #{claimed.id}")

@@ -1,0 +1,102 @@
+"""Who may take a task: its assignee (one member) and/or its role (members of that role).
+
+A task with neither is anyone's. The board knows names, not the team: the claimer's role is
+passed in at claim time. Roles compare the way the roster stores them: whitespace runs
+collapsed, case ignored. Pure functions; the store calls them inside its critical section.
+"""
+
+from __future__ import annotations
+
+from ..errors import UserError
+from ..names import LEAD, check_name
+from .models import Task
+
+MAX_ROLE_CHARS = 200  # the roster's limit on a member's role
+
+
+def normalize_role(role: str) -> str:
+    return " ".join(role.split())
+
+
+def same_role(a: str | None, b: str | None) -> bool:
+    return a is not None and b is not None and normalize_role(a).casefold() == normalize_role(
+        b
+    ).casefold()
+
+
+def refusal(task: Task, name: str, role: str | None) -> str | None:
+    """Why `name` (whose role is `role`, None if unknown) may never take `task`, or None."""
+    if task.assignee is not None and task.assignee != name:
+        return f"task {task.id} is assigned to {task.assignee}"
+    if task.role is not None and not same_role(task.role, role):
+        who = f"{name} is {normalize_role(role)!r}" if role else f"{name} has no role"
+        return f"task {task.id} is for role {task.role!r} ({who})"
+    return None
+
+
+def short_reason(task: Task) -> str:
+    """The idle-reason phrase for a task someone else must take: '#7 is assigned to writer'."""
+    if task.assignee is not None:
+        return f"#{task.id} is assigned to {task.assignee}"
+    return f"#{task.id} is for role {task.role!r}"
+
+
+def check_assignee(value: object) -> str | None:
+    """A create/update argument: None or "" = nobody; else a member name (not the lead)."""
+    if value is None or value == "":
+        return None
+    name = check_name(value, "assignee")
+    if name == LEAD:
+        raise UserError("the lead does not claim tasks: assign a teammate")
+    return name
+
+
+def check_role(value: object) -> str | None:
+    """A create/update argument: None or "" = any role; else one line of text."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or "\x00" in value or "\n" in value.strip():
+        raise UserError("role must be one line of text")
+    role = normalize_role(value)
+    if not role:
+        raise UserError("role is empty")
+    if len(role) > MAX_ROLE_CHARS:
+        raise UserError(f"role is too long ({len(role)} chars, at most {MAX_ROLE_CHARS})")
+    return role
+
+
+def check_flag(value: object, what: str = "require_plan") -> bool:
+    if not isinstance(value, bool):
+        raise UserError(f"{what} must be true or false")
+    return value
+
+
+def describe(task: Task) -> str:
+    """'for writer', 'for role tester', '+ plan' pieces for one-line task listings."""
+    parts = []
+    if task.assignee is not None:
+        parts.append(f"assigned to {task.assignee}")
+    if task.role is not None:
+        parts.append(f"role {task.role}")
+    if task.require_plan:
+        parts.append("plan required")
+    return ", ".join(parts)
+
+
+def changes(assignee: str | None, role: str | None, require_plan: bool | None) -> dict:
+    """The routing fields an update sets: None keeps a field, "" clears assignee / role."""
+    out: dict = {}
+    if assignee is not None:
+        out["assignee"] = check_assignee(assignee)
+    if role is not None:
+        out["role"] = check_role(role)
+    if require_plan is not None:
+        out["require_plan"] = check_flag(require_plan)
+    return out
+
+
+def not_pending(task: Task, rerouting: bool) -> str:
+    """update's refusal for a task that is no longer pending."""
+    what = "be reassigned" if rerouting else "get new dependencies"
+    owner = f" (owned by {task.owner})" if task.status == "in_progress" else ""
+    return f"task {task.id} is {task.status}{owner}: only a pending task can {what}"
