@@ -43,6 +43,10 @@ class ClaimGate:
             self._open = False
             return self._cond.wait_for(lambda: self._active == 0, timeout)
 
+    @property
+    def is_open(self) -> bool:
+        return self._open
+
     def reopen(self) -> None:
         with self._cond:
             self._open = True

@@ -73,6 +73,14 @@ def auto_claim_block(task: Task) -> str:
         if v.expected_exit_code is not None:
             check += f" and exit {v.expected_exit_code}"
         parts.append(f"Verify (run by the host when you call complete_task): {neutralize(check)}")
+    if task.assignee is not None:
+        parts.append(f"Assigned to you ({neutralize(task.assignee)}) by the lead.")
+    if task.require_plan:
+        parts.append(
+            "This task requires a plan: submit a plan for it with submit_plan and wait for "
+            "the lead's approval before changing anything (effectful tools stay closed until "
+            "then; the approval is for this task only)."
+        )
     parts.append(
         "You own this task now. Do it, then call complete_task with this task_id and "
         "claim_token and a short result."

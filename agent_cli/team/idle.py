@@ -78,7 +78,7 @@ class IdleLoop(ProtocolInbox):
                 self._set_status("idle", None, CLOSING)
                 return None
             try:
-                res = self.rt.board.claim_next(self.name)
+                res = self.rt.board.claim_next(self.name, role=self.role)
             except StorageError as exc:  # a full or read-only disk: wait for a board change
                 self._set_status("idle", None, f"cannot claim: {exc}")
                 return None

@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING
 from ..errors import AgentCliError, CorruptFile, NotFound, Refused
 from ..events import MessageEvent, Notice
 from ..names import LEAD, check_name
-from . import plans
+from . import plans, task_plans
 from .agents import build_agent
+from .assignments import AssignmentWatch
 from .claimgate import ClaimGate
 from .framing import inbox_block
 from .status import StatusWriter
@@ -49,6 +50,8 @@ class Team:
         self._lead_seen: set[str] = set()
         self.status = StatusWriter(runtime.roster, self._warn)
         runtime.gate.plan_gate = self.plan_block
+        self.assignments = AssignmentWatch(runtime, lambda: self.claims.is_open)
+        runtime.events.subscribe(self.assignments.on_event)
 
     # ---- teammates -------------------------------------------------------------------
 
@@ -192,7 +195,8 @@ class Team:
     # ---- plan gate -------------------------------------------------------------------
 
     def plan_block(self, agent: str) -> str | None:
-        """The runtime gate's plan_gate: why `agent`'s effectful tools are refused, or None."""
+        """The runtime gate's plan_gate: why `agent`'s effectful tools are refused, or None:
+        its own plan (spawned with require_plan), then the plan the task it holds requires."""
         if agent == LEAD:
             return None
         mate = self.teammate(agent)
@@ -201,7 +205,8 @@ class Team:
             require = bool(member and member.require_plan)
         else:
             require = mate.require_plan
-        return plans.plan_block(self.rt.protocols, agent, require)
+        why = plans.plan_block(self.rt.protocols, agent, require)
+        return why or task_plans.task_plan_block(self.rt, agent)
 
     # ---- the lead --------------------------------------------------------------------
 
@@ -217,6 +222,7 @@ class Team:
 
     def lead_inbox_block(self) -> str | None:
         """The lead's unread messages as one `<inbox>` block (then acknowledged), or None."""
+        self.assignments.check()  # a task stranded since the last turn: a note from "board"
         delivery = self.rt.mail.fetch(LEAD)
         shown: list[MailMessage] = []
         for msg in delivery.messages:

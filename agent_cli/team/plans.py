@@ -153,15 +153,19 @@ def expired_block(req: ProtocolRequest) -> str:
 
 
 def submit_plan(runtime: Runtime, name: str, plan: str) -> ProtocolRequest:
-    """Store a pending plan_approval request, then send it to the lead (in that order)."""
+    """Store a pending plan_approval request naming the task `name` holds, then send it to
+    the lead (in that order)."""
     from ..names import LEAD
+    from .task_plans import held_task
 
-    req = runtime.protocols.create("plan_approval", name, LEAD, content=plan)
+    task = held_task(runtime, name)
+    req = runtime.protocols.create("plan_approval", name, LEAD, content=plan, task=task)
     summary = plan.strip().splitlines()[0][:120] if plan.strip() else ""
+    for_task = f" for task #{task[0]}" if task else ""
     runtime.mail.send(
         name,
         LEAD,
-        f"plan for approval (request_id {req.id}): {summary}",
+        f"plan for approval (request_id {req.id}){for_task}: {summary}",
         type="plan_approval_request",
         request_id=req.id,
         plan=plan,
@@ -190,7 +194,8 @@ def review_plan(
             "you review the new request"
         ) from None
     verdict = "approved" if approve else "rejected"
-    content = f"plan {verdict}" + (f": {feedback}" if feedback else "")
+    for_task = f" for task #{req.task_id}" if req.task_id is not None else ""
+    content = f"plan{for_task} {verdict}" + (f": {feedback}" if feedback else "")
     runtime.mail.send(
         reviewer,
         req.sender,

@@ -83,6 +83,8 @@ class ProtocolRequest(BaseModel):
     resolution: str | None = None
     resolved_at: str | None = None
     response_id: str | None = None
+    task_id: int | None = None  # a plan names the task its sender held when submitting it
+    task_claimed_at: str | None = None  # ... and that claim of it (approval is for this claim)
 
     def expired(self, now: datetime) -> bool:
         """True from expires_at on: the response window is [created_at, expires_at)."""
@@ -164,7 +166,13 @@ class ProtocolStore:
     # ---- writing ---------------------------------------------------------------------
 
     def create(
-        self, kind: str, sender: str, target: str, content: str = "", ttl_s: float = DEFAULT_TTL_S
+        self,
+        kind: str,
+        sender: str,
+        target: str,
+        content: str = "",
+        ttl_s: float = DEFAULT_TTL_S,
+        task: tuple[int, str | None] | None = None,
     ) -> ProtocolRequest:
         """Store a new pending request (call before sending its message) and return it."""
         if kind not in KINDS:
@@ -192,6 +200,8 @@ class ProtocolStore:
                 content=content,
                 created_at=format_ts(now),
                 expires_at=format_ts(now + timedelta(seconds=ttl_s)),
+                task_id=task[0] if task else None,
+                task_claimed_at=task[1] if task else None,
             )
             self._write([*requests, req])
             self._log("created", req.id, kind=kind, sender=sender, target=target)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..board import routing
 from ..board.models import Verify
 from ..errors import AgentCliError, CorruptFile, ToolError, UserError
 from ..events import MessageEvent, TaskEvent
@@ -31,11 +32,21 @@ class CreateTaskInput(_Input):
     description: str = Field("", description="what done means, inputs, where to look")
     blocked_by: list[int] = Field(default_factory=list, description="ids that must complete first")
     verify: Verify | None = Field(None, description="how the host checks completion")
+    assignee: str | None = Field(
+        None, description="only this teammate may take it (a name; it may be spawned later)"
+    )
+    role: str | None = Field(None, description="only teammates of this role may take it")
+    require_plan: bool = Field(
+        False, description="whoever takes it must get a plan for it approved before acting"
+    )
 
 
 class UpdateTaskInput(_Input):
     task_id: int
-    add_blocked_by: list[int] = Field(min_length=1)
+    add_blocked_by: list[int] = Field(default_factory=list)
+    assignee: str | None = Field(None, description='reassign (pending tasks only); "" clears')
+    role: str | None = Field(None, description='restrict to a role (pending only); "" clears')
+    require_plan: bool | None = Field(None, description="set or clear the plan requirement")
 
 
 class ListTasksInput(_Input):
@@ -81,6 +92,9 @@ def task_line(t: Task) -> str:
         line += f" (owner {t.owner})"
     if t.blocked_by:
         line += " blocked by " + ", ".join(f"#{i}" for i in t.blocked_by)
+    routed = routing.describe(t)
+    if routed:
+        line += f" [{routed}]"
     return line
 
 
@@ -109,8 +123,16 @@ def _touch_teammate(rt: Runtime, name: str) -> None:
 @user_errors
 def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
+    check_role_of_assignee(rt, args.assignee, args.role)
     task = rt.board.create(
-        args.subject, args.description, args.blocked_by, args.verify, actor=ctx.agent
+        args.subject,
+        args.description,
+        args.blocked_by,
+        args.verify,
+        actor=ctx.agent,
+        assignee=args.assignee,
+        role=args.role,
+        require_plan=args.require_plan,
     )
     rt.events.emit(
         TaskEvent(agent=ctx.agent, action="created", task_id=task.id, subject=task.subject)
@@ -121,7 +143,19 @@ def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
 @user_errors
 def _update(args: UpdateTaskInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
-    task = rt.board.update(args.task_id, add_blocked_by=args.add_blocked_by, actor=ctx.agent)
+    if not args.add_blocked_by and args.assignee is None and args.role is None and (
+        args.require_plan is None
+    ):
+        raise ToolError("nothing to update: give add_blocked_by, assignee, role or require_plan")
+    check_role_of_assignee(rt, args.assignee, args.role)
+    task = rt.board.update(
+        args.task_id,
+        add_blocked_by=args.add_blocked_by,
+        actor=ctx.agent,
+        assignee=args.assignee,
+        role=args.role,
+        require_plan=args.require_plan,
+    )
     rt.events.emit(
         TaskEvent(agent=ctx.agent, action="updated", task_id=task.id, subject=task.subject)
     )
@@ -130,8 +164,14 @@ def _update(args: UpdateTaskInput, ctx: ToolContext) -> str:
 
 @user_errors
 def _list(args: ListTasksInput, ctx: ToolContext) -> str:
-    snap = _runtime(ctx).board.snapshot()
-    lines = [task_line(t) for t in snap.tasks] or ["(no tasks)"]
+    from ..team.assignments import marks
+
+    rt = _runtime(ctx)
+    snap = rt.board.snapshot()
+    stranded = marks(rt, snap.tasks)
+    lines = [
+        task_line(t) + (f" — {stranded[t.id]}" if t.id in stranded else "") for t in snap.tasks
+    ] or ["(no tasks)"]
     lines.extend(f"problem: {p.path}: {p.message}" for p in snap.problems)
     return "\n".join(lines)
 
@@ -147,18 +187,20 @@ def _claim(args: ClaimTaskInput, ctx: ToolContext) -> str:
     with rt.team.claims.attempt() as allowed:  # the same gate as automatic claims
         if not allowed:
             raise ToolError("nothing claimed: the team is shutting down")
+        role = claimer_role(rt, ctx.agent, ctx.role)
         if args.task_id is None:
-            res = rt.board.claim_next(ctx.agent)
+            res = rt.board.claim_next(ctx.agent, role=role)
             if res.task is None:
                 raise ToolError(f"nothing claimed: {res.reason}")
             task = res.task
         else:
-            task = rt.board.claim(args.task_id, ctx.agent)
+            task = rt.board.claim(args.task_id, ctx.agent, role=role)
     rt.events.emit(
         TaskEvent(agent=ctx.agent, action="claimed", task_id=task.id, subject=task.subject)
     )
     _touch_teammate(rt, ctx.agent)
-    return f"claimed task #{task.id} ({task.subject}); claim_token: {task.claim_token}"
+    note = "\nIt requires a plan: submit_plan before changing anything." * task.require_plan
+    return f"claimed task #{task.id} ({task.subject}); claim_token: {task.claim_token}{note}"
 
 
 @user_errors
@@ -200,10 +242,13 @@ def _tool(name, description, model, handler, read_only=False) -> Tool:
 def create_task_tool() -> Tool:
     return _tool(
         "create_task",
-        "Register a task on the shared board. Teammates claim ready tasks by themselves. "
-        "blocked_by lists task ids that must be completed first. verify (optional) is a shell "
-        "command plus the expected stdout (or a file holding it) and exit code; the host runs "
-        "it when the owner calls complete_task and completes the task only if it passes.",
+        "Register a task on the shared board. Unassigned tasks go to whichever teammate is "
+        "free (lowest id first). blocked_by lists task ids that must be completed first. "
+        "verify (optional) is a shell command plus the expected stdout (or a file holding it) "
+        "and exit code; the host runs it when the owner calls complete_task and completes the "
+        "task only if it passes. Set assignee when one named teammate must do it (it may be "
+        "spawned after), role when only a specialist role may take it, and require_plan when "
+        "whoever takes it must get a plan for it approved first (the host enforces all three).",
         CreateTaskInput,
         _create,
     )
@@ -212,7 +257,9 @@ def create_task_tool() -> Tool:
 def update_task_tool() -> Tool:
     return _tool(
         "update_task",
-        "Add dependencies to a task that is still pending and unowned.",
+        "Change a task that is still pending and unowned: add dependencies, reassign it "
+        '(assignee, "" to clear), restrict it to a role ("" to clear), or set require_plan. '
+        "A task in progress cannot be reassigned.",
         UpdateTaskInput,
         _update,
     )
@@ -242,7 +289,8 @@ def claim_task_tool() -> Tool:
     return _tool(
         "claim_task",
         "Claim a pending task whose blockers are all completed (omit task_id for the lowest "
-        "claimable one). You hold at most one task at a time. Returns the claim_token.",
+        "claimable one you may take: a task assigned to someone else or for another role is "
+        "not yours). You hold at most one task at a time. Returns the claim_token.",
         ClaimTaskInput,
         _claim,
     )
@@ -265,3 +313,25 @@ def lead_board_tools() -> list[Tool]:
 
 def teammate_board_tools() -> list[Tool]:
     return [list_tasks_tool(), get_task_tool(), claim_task_tool(), complete_task_tool()]
+
+
+def claimer_role(rt: Runtime, name: str, fallback: str = "") -> str | None:
+    """The role `name` claims as: its running teammate's, else the roster's, else fallback."""
+    mate = rt.team.teammate(name)
+    if mate is not None:
+        return mate.role
+    member = rt.roster.get(name)
+    if member is not None:
+        return member.role
+    return fallback or None
+
+
+def check_role_of_assignee(rt: Runtime, assignee: str | None, role: str | None) -> None:
+    """Refuse an assignee and a role that could never meet: a member of another role."""
+    if not assignee or not role:
+        return
+    member = rt.roster.get(routing.check_assignee(assignee) or "")
+    if member is not None and not routing.same_role(member.role, role):
+        raise UserError(
+            f"{assignee}'s role is {member.role!r}, not {role!r}: give one or the other"
+        )

@@ -140,7 +140,8 @@ def _request_shutdown(args: RequestShutdownInput, ctx: ToolContext) -> str:
 def _review_plan(args: ReviewPlanInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
     req = plans.review_plan(rt, ctx.agent, args.request_id, args.approve, args.feedback)
-    return f"plan from {req.sender} {req.status}; {req.sender} has been told"
+    for_task = f" for task #{req.task_id}" if req.task_id is not None else ""
+    return f"plan from {req.sender}{for_task} {req.status}; {req.sender} has been told"
 
 
 @user_errors
@@ -151,9 +152,10 @@ def _submit_plan(args: SubmitPlanInput, ctx: ToolContext) -> str:
     if tm is not None:
         tm.plan_memory.note(req)
         tm.refresh_task()
+    for_task = f" for task #{req.task_id}" if req.task_id is not None else ""
     return (
-        f"plan submitted (request_id {req.id}). Effectful tools stay blocked until the lead "
-        "approves it; call idle to wait for the answer."
+        f"plan submitted{for_task} (request_id {req.id}). Effectful tools stay blocked until "
+        "the lead approves it; call idle to wait for the answer."
     )
 
 
