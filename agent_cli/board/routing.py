@@ -71,6 +71,18 @@ def check_flag(value: object, what: str = "require_plan") -> bool:
     return value
 
 
+def short(task: Task) -> str:
+    """The compact form for a table column: '@writer', 'role tester', '+plan'."""
+    parts = []
+    if task.assignee is not None:
+        parts.append(f"@{task.assignee}")
+    if task.role is not None:
+        parts.append(f"role {task.role}")
+    if task.require_plan:
+        parts.append("+plan")
+    return " ".join(parts)
+
+
 def describe(task: Task) -> str:
     """'for writer', 'for role tester', '+ plan' pieces for one-line task listings."""
     parts = []

@@ -1,6 +1,6 @@
 """`agent-cli tasks ...`: script the task board from a second terminal.
 
-add / list / show / claim / complete / release / doctor. Each handler returns an exit code;
+add / update / list / show / claim / complete / release / doctor. Each handler returns an exit code;
 refusals raise the errors.py classes, which cli.main prints as one line (exit 3 not found,
 4 refused, 2 bad input). `--json` prints task objects exactly as stored in `.tasks/`.
 """
@@ -18,6 +18,15 @@ if TYPE_CHECKING:  # the board pulls in pydantic: imported when a command runs
     from ..board.models import Problem, Task
     from ..board.store import TaskBoard
 from ..errors import Refused, UserError
+from .task_routing import (
+    add_parser_update,
+    check_flags,
+    check_pairing,
+    claim_role,
+    roster_of,
+    routing_fields,
+    stranded_marks,
+)
 
 MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 BLOCKED, BROKEN = "[!]", "[E]"
@@ -46,6 +55,7 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
     acts = tasks.add_subparsers(dest="tasks_action", metavar="ACTION", required=True)
 
     _add_parser_add(acts, parent)
+    add_parser_update(acts, parent)
 
     p = acts.add_parser("list", parents=[parent], help="all tasks as a table (or --json)")
     p.add_argument("--json", action="store_true", help="a JSON array of the task objects")
@@ -131,6 +141,13 @@ def _add_parser_add(acts: Any, parent: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="who adds it, for the event log (default: lead)",
     )
+    p.add_argument("--assign", metavar="NAME", help="only this teammate may claim it")
+    p.add_argument("--role", metavar="ROLE", help="only teammates of this role may claim it")
+    p.add_argument(
+        "--require-plan",
+        action="store_true",
+        help="whoever claims it must get a plan for it approved before acting",
+    )
     p.set_defaults(handler=cmd_add)
 
 
@@ -161,8 +178,17 @@ def cmd_add(args: argparse.Namespace) -> int:
         }
     elif args.expect_stdout is not None or args.expect_stdout_file is not None:
         raise UserError("--expect-stdout/--expect-stdout-file need --verify-command")
+    check_flags(args)
+    check_pairing(roster_of(args), args.assign, args.role)
     task = board_of(args).create(
-        args.subject, args.description, args.blocked_by, verify, actor=args.actor
+        args.subject,
+        args.description,
+        args.blocked_by,
+        verify,
+        actor=args.actor,
+        assignee=args.assign,
+        role=args.role,
+        require_plan=args.require_plan,
     )
     print(task.id)
     return 0
@@ -175,7 +201,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             warn(problem)
         print_json([t.to_json() for t in snap.tasks])
         return 0
-    print(render_table(snap.tasks, snap.problems))
+    print(render_table(snap.tasks, snap.problems, stranded_marks(args, snap.tasks)))
     return 0
 
 
@@ -190,13 +216,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_claim(args: argparse.Namespace) -> int:
     board = board_of(args)
+    role = claim_role(args)
     if args.id is None:
-        found = board.claim_next(args.owner)
+        found = board.claim_next(args.owner, role=role)
         if found.task is None:
             raise Refused(found.reason)
         task = found.task
     else:
-        task = board.claim(args.id, args.owner)
+        task = board.claim(args.id, args.owner, role=role)
     if args.json:
         print_json(task.to_json())
     else:
@@ -269,9 +296,14 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def render_table(tasks: list[Task], problems: list[Problem]) -> str:
-    """The `tasks list` table: one row per task, an [E] row per unreadable file."""
-    from ..board import dag
+def render_table(
+    tasks: list[Task], problems: list[Problem], marks: dict[int, str] | None = None
+) -> str:
+    """The `tasks list` table: one row per task, an [E] row per unreadable file; a FOR column
+    when a task says who may take it, and a note per task nobody running may take (`marks`)."""
+    from ..board import dag, routing
+
+    routed = any(routing.short(t) for t in tasks)
 
     by_id = {t.id: t for t in tasks}
     rows: list[tuple[int, list[str]]] = []
@@ -286,6 +318,7 @@ def render_table(tasks: list[Task], problems: list[Problem]) -> str:
                     f"#{task.id}",
                     _cut(task.subject, 40),
                     task.owner or "-",
+                    *([routing.short(task) or "-"] if routed else []),
                     dag.ids_text(waiting) or "-",
                     _cut(task.result or "", 30) or "-",
                 ],
@@ -303,7 +336,7 @@ def render_table(tasks: list[Task], problems: list[Problem]) -> str:
     if not rows:
         return "no tasks on the board"
     rows.sort(key=lambda r: r[0])
-    header = ["", "ID", "SUBJECT", "OWNER", "BLOCKED BY", "RESULT"]
+    header = ["", "ID", "SUBJECT", "OWNER", *(["FOR"] if routed else []), "BLOCKED BY", "RESULT"]
     sized = [header] + [r[1] for r in rows if r[1][0] != BROKEN]
     widths = [max(len(c[i]) for c in sized) for i in range(len(header))]
     widths[1] = max(widths[1], *(len(r[1][1]) for r in rows))
@@ -311,6 +344,8 @@ def render_table(tasks: list[Task], problems: list[Problem]) -> str:
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
         for row in [header] + [r[1] for r in rows]
     ]
+    for tid, why in sorted((marks or {}).items()):
+        lines.append(f"note: #{tid} is {why}")
     for prob in problems:
         if prob.task_id in by_id:
             lines.append(f"problem: {prob.line()}")
@@ -333,6 +368,7 @@ def render_task(task: Task) -> str:
         ("claimed", task.claimed_at or "-"),
         ("claim token", task.claim_token or "-"),
         ("result", task.result if task.result is not None else "-"),
+        *routing_fields(task),
     ]
     if task.verify is not None:
         v = task.verify
@@ -349,3 +385,4 @@ def render_task(task: Task) -> str:
     if task.description:
         fields.append(("description", task.description))
     return "\n".join(f"{k + ':':<13}{val}" for k, val in fields)
+

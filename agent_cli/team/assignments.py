@@ -10,15 +10,15 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from ..board.routing import same_role
-from ..errors import AgentCliError
+from ..board.routing import check_assignee, same_role
+from ..errors import AgentCliError, UserError
 from ..events import MessageEvent, Notice, TurnFinished
 from ..names import LEAD
 
 if TYPE_CHECKING:
     from ..board.models import Task
     from ..runtime import Runtime
-    from .roster import Member
+    from .roster import Member, Roster
 
 SENDER = "board"  # the name the host's notes about the board are sent under
 ENDED = {"shutdown": "shut down", "failed": "failed"}
@@ -106,3 +106,14 @@ class AssignmentWatch:
                 MessageEvent(agent=SENDER, to=LEAD, msg_type="message", preview=note[:120])
             )
         return notes
+
+
+def check_pairing(roster: Roster, assignee: str | None, role: str | None) -> None:
+    """Refuse an assignee and a role that could never meet: a member of another role."""
+    if not assignee or not role:
+        return
+    member = roster.get(check_assignee(assignee) or "")
+    if member is not None and not same_role(member.role, role):
+        raise UserError(
+            f"{assignee}'s role is {member.role!r}, not {role!r}: give one or the other"
+        )

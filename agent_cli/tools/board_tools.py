@@ -16,6 +16,7 @@ from ..board import routing
 from ..board.models import Verify
 from ..errors import AgentCliError, CorruptFile, ToolError, UserError
 from ..events import MessageEvent, TaskEvent
+from ..team.assignments import check_pairing
 from .base import Tool, ToolContext
 
 if TYPE_CHECKING:
@@ -123,7 +124,7 @@ def _touch_teammate(rt: Runtime, name: str) -> None:
 @user_errors
 def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
-    check_role_of_assignee(rt, args.assignee, args.role)
+    check_pairing(rt.roster, args.assignee, args.role)
     task = rt.board.create(
         args.subject,
         args.description,
@@ -147,7 +148,7 @@ def _update(args: UpdateTaskInput, ctx: ToolContext) -> str:
         args.require_plan is None
     ):
         raise ToolError("nothing to update: give add_blocked_by, assignee, role or require_plan")
-    check_role_of_assignee(rt, args.assignee, args.role)
+    check_pairing(rt.roster, args.assignee, args.role)
     task = rt.board.update(
         args.task_id,
         add_blocked_by=args.add_blocked_by,
@@ -324,14 +325,3 @@ def claimer_role(rt: Runtime, name: str, fallback: str = "") -> str | None:
     if member is not None:
         return member.role
     return fallback or None
-
-
-def check_role_of_assignee(rt: Runtime, assignee: str | None, role: str | None) -> None:
-    """Refuse an assignee and a role that could never meet: a member of another role."""
-    if not assignee or not role:
-        return
-    member = rt.roster.get(routing.check_assignee(assignee) or "")
-    if member is not None and not routing.same_role(member.role, role):
-        raise UserError(
-            f"{assignee}'s role is {member.role!r}, not {role!r}: give one or the other"
-        )

@@ -1,0 +1,123 @@
+"""`agent-cli tasks update` and the routing parts of `tasks add/claim/list`: who may claim a
+task (--assign NAME, --role ROLE) and whether it needs a plan (--require-plan).
+
+Roles come from the roster (.team/config.json): `tasks claim --as NAME` claims with NAME's
+role on the team, none when NAME is not a member.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UserError
+
+if TYPE_CHECKING:
+    from ..team.roster import Roster
+
+
+def add_parser_update(acts: Any, parent: argparse.ArgumentParser) -> None:
+    p = acts.add_parser(
+        "update",
+        parents=[parent],
+        help="re-route a pending task or add dependencies",
+        description="Change a pending, unclaimed task: who may claim it, whether it needs a "
+        "plan, what it waits for. A task in progress cannot be reassigned.",
+    )
+    p.add_argument("id", type=int)
+    p.add_argument("--blocked-by", type=int, action="append", default=[], metavar="ID")
+    p.add_argument("--assign", metavar="NAME", help="only this teammate may claim it")
+    p.add_argument("--unassign", action="store_true", help="drop the assignee")
+    p.add_argument("--role", metavar="ROLE", help="only teammates of this role may claim it")
+    p.add_argument("--any-role", action="store_true", help="drop the role")
+    p.add_argument("--require-plan", action="store_true", dest="plan_on")
+    p.add_argument("--no-require-plan", action="store_true", dest="plan_off")
+    p.add_argument("--as", dest="actor", default="lead", metavar="NAME")
+    p.set_defaults(handler=cmd_update)
+
+
+CONTRARY = (
+    ("assign", "unassign", "--assign", "--unassign"),
+    ("role", "any_role", "--role", "--any-role"),
+    ("plan_on", "plan_off", "--require-plan", "--no-require-plan"),
+)
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    """`--assign ""` / `--role ""` say nothing: refuse them (--unassign / --any-role clear)."""
+    for flag, value in (("--assign", args.assign), ("--role", args.role)):
+        if value is not None and not value.strip():
+            raise UserError(f"{flag} is empty: give a name")
+
+
+def cmd_update(args: argparse.Namespace) -> int:
+    from .tasks import board_of, render_task
+
+    check_flags(args)
+    for a, b, flag_a, flag_b in CONTRARY:
+        if getattr(args, a) not in (None, False) and getattr(args, b):
+            raise UserError(f"{flag_a} and {flag_b} contradict each other: give one")
+    assignee = "" if args.unassign else args.assign
+    role = "" if args.any_role else args.role
+    plan = True if args.plan_on else False if args.plan_off else None
+    if not args.blocked_by and assignee is None and role is None and plan is None:
+        raise UserError(
+            "nothing to update: give --assign/--unassign, --role/--any-role, "
+            "--require-plan/--no-require-plan or --blocked-by"
+        )
+    check_pairing(roster_of(args), assignee, role)
+    task = board_of(args).update(
+        args.id,
+        add_blocked_by=args.blocked_by,
+        actor=args.actor,
+        assignee=assignee,
+        role=role,
+        require_plan=plan,
+    )
+    print(render_task(task))
+    return 0
+
+
+def roster_of(args: argparse.Namespace) -> Roster:
+    from ..cli import workdir_of
+    from ..team.roster import Roster
+
+    return Roster(workdir_of(args) / ".team")
+
+
+def check_pairing(roster: Roster, assignee: str | None, role: str | None) -> None:
+    from ..team.assignments import check_pairing as check
+
+    check(roster, assignee, role)
+
+
+def claim_role(args: argparse.Namespace) -> str | None:
+    """The role `--as NAME` claims with: NAME's role on the team, None if not a member."""
+    from ..names import NAME_RE
+
+    if not NAME_RE.fullmatch(args.owner):
+        return None  # the board refuses the name itself, in one line
+    member = roster_of(args).get(args.owner)
+    return member.role if member is not None else None
+
+
+def stranded_marks(args: argparse.Namespace, tasks: list) -> dict[int, str]:
+    """task id -> why no running teammate may take it (see team/assignments.py)."""
+    from ..team.assignments import stranded
+
+    if not any(t.assignee is not None or t.role is not None for t in tasks):
+        return {}  # nothing routed: no need to read the roster
+    roster = roster_of(args)
+    return stranded(tasks, roster.snapshot().members, roster.is_alive)
+
+
+def routing_fields(task: Any) -> list[tuple[str, str]]:
+    """`tasks show` rows for the routing fields that are set."""
+    rows = []
+    if task.assignee is not None:
+        rows.append(("assignee", task.assignee))
+    if task.role is not None:
+        rows.append(("role", task.role))
+    if task.require_plan:
+        rows.append(("plan", "required (approved for this task before any change)"))
+    return rows
