@@ -239,16 +239,35 @@ def verify_spawn(turn: LeadTurn):
     ]
 
 
+def plan_look(turn: LeadTurn):
+    return [("list_teammates", {})]
+
+
 def plan_create(turn: LeadTurn):
-    return [_create(*PLAN_TASK)]
+    """The task is writer's and needs a plan: an idle teammate cannot grab it first."""
+    return [_create(*PLAN_TASK, assignee=turn.intent.names[0], require_plan=True)]
 
 
 def plan_spawn(turn: LeadTurn):
-    if _stop_if_failed(turn, 1):
+    if _stop_if_failed(turn, 2):
         return "stop"
+    listed = "\n".join(p.text for p in turn.results(1) if p.ok)
+    names = [n for n in turn.intent.names if not running_in(listed, n)]
+    if not names:
+        return []  # writer already runs: she claims the task herself
     prompt = ("Before changing any file, submit a plan with submit_plan and wait for the "
               "lead's answer.")
-    return _spawn(turn, "writer", require_plan=True, prompt=prompt)
+    return [("spawn_teammate", {"name": n, "role": "writer", "require_plan": True,
+                                "prompt": prompt}) for n in names]
+
+
+def running_in(listing: str, name: str) -> bool:
+    """Whether list_teammates' text shows `name` as running (not shut down or failed)."""
+    for line in listing.splitlines():
+        if line.startswith(f"{name} ("):
+            status = line.split("): ", 1)[-1].split(",")[0].split(" ")[0]
+            return status not in ("shutdown", "failed")
+    return False
 
 
 def shutdown_ask(turn: LeadTurn):
@@ -264,7 +283,7 @@ SCENARIOS: dict[str, list[Phase]] = {
     "coder": [coder_first, coder_second, coder_spawn],
     "abc": [abc_first, abc_last, abc_spawn],
     "verify": [verify_look, verify_files, verify_first, verify_last, verify_spawn],
-    "plan": [plan_create, plan_spawn],
+    "plan": [plan_look, plan_create, plan_spawn],
     "shutdown": [shutdown_ask],
     "message": [message_send],
     "help": [],

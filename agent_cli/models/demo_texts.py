@@ -74,9 +74,9 @@ HINTS_EN = {
     "verify": "reader and reviewer claim source and expected; verify waits for both. The host "
     "runs `python main.py` through the approval gate and completes verify only if the output "
     "matches expected.txt.",
-    "plan": "writer claims the task but must submit a plan first; when it reaches my inbox I "
-    "review it at once (a lead turn starts by itself). The write to NOTES.md still asks you: "
-    "1/2/3.",
+    "plan": "The task is assigned to writer and requires a plan, so no other teammate can take "
+    "it. writer claims it and submits a plan for it first; when it reaches my inbox I review it "
+    "at once (a lead turn starts by itself). The write to NOTES.md still asks you: 1/2/3.",
     "shutdown": "{names} answer after the current step, release any task they hold and stop; "
     "/team shows them as shutdown.",
     "message": "{names} wake up at once with the message and go on with the tasks they hold.",
@@ -91,8 +91,8 @@ HINTS_ZH = {
     "用 1/2/3 审批写文件；/tasks 可以看到顺序。",
     "verify": "reader 和 reviewer 认领 source 与 expected；verify 等两者完成。宿主经审批运行 "
     "`python main.py`，输出与 expected.txt 一致才会完成 verify。",
-    "plan": "writer 认领任务后必须先提交计划；计划一到我的收件箱，我就自动开始一轮来审批。"
-    "写 NOTES.md 仍然要你按 1/2/3 确认。",
+    "plan": "任务指派给了 writer 并要求先提交计划，其他队友不能认领。writer 认领后先为它提交计划；"
+    "计划一到我的收件箱，我就自动开始一轮来审批。写 NOTES.md 仍然要你按 1/2/3 确认。",
     "shutdown": "{names} 会在当前步骤结束后答复、释放手上的任务并停止；/team 显示为 shutdown。",
     "message": "{names} 收到消息后立即醒来，继续手上的任务。",
 }

@@ -83,7 +83,10 @@ def cmd_tasks(ctx: SlashContext, arg: str) -> None:
         by_id = {t.id: t for t in snap.tasks}
         ctx.console.print(tables.task_detail(ctx.runtime.board.get(task_id), by_id))
         return
-    ctx.console.print(tables.tasks_table(list(snap.tasks), list(snap.problems)))
+    from ..team.assignments import marks
+
+    stranded = marks(ctx.runtime, snap.tasks)
+    ctx.console.print(tables.tasks_table(list(snap.tasks), list(snap.problems), stranded))
 
 
 def _task_id(arg: str) -> int:

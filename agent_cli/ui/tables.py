@@ -20,14 +20,21 @@ TASK_MARKS = {
 }
 
 
-def tasks_table(tasks: list[Any], problems: list[Any]) -> Table | Text:
-    """`[ ]` pending, `[>]` in progress, `[x]` completed, `[!]` blocked; corrupt files as rows."""
+def tasks_table(
+    tasks: list[Any], problems: list[Any], marks: dict[int, str] | None = None
+) -> Table | Text:
+    """`[ ]` pending, `[>]` in progress, `[x]` completed, `[!]` blocked; corrupt files as rows.
+    A "for" column when a task says who may take it; `marks` flag tasks nobody running may
+    take ("assigned to writer, who is not running")."""
     if not tasks and not problems:
         return Text("No tasks yet. Ask the lead to plan some work.", style="dim")
     by_id = {t.id: t for t in tasks}
+    marks = marks or {}
+    routed = any(_routed(t) for t in tasks)
     table = Table(title="Tasks", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("", "#", "subject", "owner", "blocked by", "result"):
-        table.add_column(col, overflow="fold" if col == "subject" else "ellipsis")
+    cols = ("", "#", "subject", "owner", *(("for",) if routed else ()), "blocked by", "result")
+    for col in cols:
+        table.add_column(col, overflow="fold" if col in ("subject", "for") else "ellipsis")
     for t in tasks:
         state = task_state(t, by_id)
         mark, style = TASK_MARKS[state]
@@ -37,6 +44,7 @@ def tasks_table(tasks: list[Any], problems: list[Any]) -> Table | Text:
             str(t.id),
             t.subject,
             Text(f"@{t.owner}", style=agent_style(t.owner)) if t.owner else "",
+            *((_for_cell(t, marks.get(t.id)),) if routed else ()),
             ", ".join(f"#{b}" for b in blockers),
             shorten(t.result or "", 50),
         )
@@ -46,10 +54,29 @@ def tasks_table(tasks: list[Any], problems: list[Any]) -> Table | Text:
             str(p.task_id) if p.task_id is not None else "?",
             Text(f"unreadable: {p.path}", style="red"),
             "",
+            *(("",) if routed else ()),
             "",
             Text(shorten(p.message, 50), style="red"),
         )
     return table
+
+
+def _routed(task: Any) -> str:
+    parts = []
+    if getattr(task, "assignee", None):
+        parts.append(f"@{task.assignee}")
+    if getattr(task, "role", None):
+        parts.append(f"role {task.role}")
+    if getattr(task, "require_plan", False):
+        parts.append("+plan")
+    return " ".join(parts)
+
+
+def _for_cell(task: Any, mark: str | None) -> Text:
+    text = Text(_routed(task))
+    if mark:
+        text.append(f" ({mark})", style="bold red")
+    return text
 
 
 def task_detail(task: Any, by_id: dict[int, Any]) -> Table:
@@ -68,6 +95,8 @@ def task_detail(task: Any, by_id: dict[int, Any]) -> Table:
         grid.add_row("description", task.description)
     if getattr(task, "verify", None) is not None:
         grid.add_row("verify", f"`{task.verify.command}`")
+    if _routed(task):
+        grid.add_row("for", _routed(task))
     if task.result:
         grid.add_row("result", task.result)
     grid.add_row("updated", str(task.updated_at))
