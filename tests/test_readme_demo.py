@@ -1,7 +1,8 @@
 """The README's hands-on demo, run as a user would: each prompt is read from README.md itself
 (the ```prompt blocks) and run headless with the demo model in a fresh workdir, then the board
 and the team on disk and in the JSON report are checked. Prompt 7 (shut down alice) needs a
-teammate that is running, so it is typed into one in-process REPL session after /spawn.
+teammate that is running, so it is typed into one in-process REPL session after /spawn; so is
+prompt 6 after prompt 5 (idle teammates must not take writer's task).
 """
 
 from __future__ import annotations
@@ -228,3 +229,52 @@ def test_prompt_7_shuts_down_a_running_alice_through_the_protocol(workdir):
         h.quit()
         rt.close(5.0)
     assert h.exit_code == 0
+
+
+def test_prompt_6_after_prompt_5_in_one_session_goes_to_writer_with_her_plan(workdir):
+    """The README in order in one REPL: after prompt 5, reader and reviewer sit idle; prompt 6's
+    task is assigned to writer and requires a plan, so neither may take it. Run it twice: the
+    second time writer is the idle one, and the new task needs a plan of its own."""
+    from test_team_support import WAIT, Recorder
+    from test_ui_repl import Harness
+
+    from agent_cli.models.demo import DemoModel
+    from agent_cli.runtime import Runtime, RuntimeConfig
+
+    (workdir / "NOTES.md").write_text("# Notes\n")
+    rt = Runtime.open(workdir, RuntimeConfig(
+        model_factory=lambda a, s: DemoModel(pace_s=0), idle_timeout_s=0,
+        allow=["Bash(python main.py)", "Write(*)"]))
+    rec = Recorder(rt)
+    h = Harness(rt).start()
+
+    def all_done(n: int) -> bool:
+        tasks = rt.board.snapshot().tasks
+        return len(tasks) == n and all(t.status == "completed" for t in tasks)
+
+    try:
+        h.command(prompt_for("verify"), "reader and reviewer claim source and expected")
+        rec.wait_for(lambda: all_done(3), 60, "prompt 5's three tasks completed")
+        rec.wait_for(lambda: all(rt.roster.get(n).status == "idle"
+                                 for n in ("reader", "reviewer")), WAIT, "both idle")
+        for run in (1, 2):
+            h.command(prompt_for("plan"), "no other teammate can take it")
+            rec.wait_for(lambda: all_done(3 + run), 60, f"prompt 6 run {run} completed")
+        out = h.command("/tasks", "Tasks")
+        assert "@writer +plan" in out
+    finally:
+        h.quit()
+        rt.close(5.0)
+    assert h.exit_code == 0
+    notes = rt.board.snapshot().tasks[3:]
+    assert [(t.assignee, t.require_plan, t.owner) for t in notes] == [("writer", True, "writer")] * 2
+    claims = [(e["task_id"], e["actor"]) for e in rt.board.events() if e["action"] == "claimed"]
+    assert [a for tid, a in claims if tid in (4, 5)] == ["writer", "writer"]  # nobody else
+    idle = [e.reason for e in rec.of("StatusEvent", status="idle") if e.agent != "writer"]
+    assert any("#4 is assigned to writer" in r for r in idle), idle
+    plans_seen = [r for r in rt.protocols.load() if r.kind == "plan_approval"]
+    assert [(r.sender, r.task_id, r.status) for r in plans_seen] == [
+        ("writer", 4, "approved"), ("writer", 5, "approved")]  # one plan per task
+    assert (workdir / "NOTES.md").read_text() == (
+        "# Notes\nReviewed by the team.\nReviewed by the team.\n")
+    assert [m.name for m in rt.roster.members()] == ["reader", "reviewer", "writer"]
