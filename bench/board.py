@@ -14,6 +14,10 @@ claim_next_ms_10k         claim_next on a 10,000-task board, this process the on
 claim_next_ms_10k_foreign the same right after another board instance (the same mechanism
                           another process uses) wrote to the board: the stamp's journal says
                           which files to re-read (median).
+claim_next_ms_10k_reserved claim_next on a 10,000-task board where every pending task but the
+                          last few is assigned to someone else (the claimer skips them all:
+                          the worst case of routing), median; for comparison with
+                          claim_next_ms_10k.
 cold_scan_ms_10k          the first look at a 10,000-task board (parse every file), for scale.
 idle_scan_unchanged_ms    a waiter's check when nothing changed: stamp() compared with the
                           last value (median). Target <= 0.5.
@@ -93,9 +97,12 @@ def claims_per_s_8_threads(root: Path, n: int = 800) -> float:
     return sum(counts) / elapsed
 
 
-def write_board(tasks_dir: Path, n: int, chained: bool = True) -> None:
+def write_board(
+    tasks_dir: Path, n: int, chained: bool = True, reserved_until: int = 0
+) -> None:
     """n pending tasks written directly in the on-disk format (no fsync: setup only);
-    `chained`: every third task waits for the one before it."""
+    `chained`: every third task waits for the one before it; ids up to `reserved_until` are
+    assigned to "writer"."""
     tasks_dir.mkdir(parents=True, exist_ok=True)
     now = utc_now()
     for i in range(1, n + 1):
@@ -107,6 +114,7 @@ def write_board(tasks_dir: Path, n: int, chained: bool = True) -> None:
             blocked_by=deps,
             created_at=now,
             updated_at=now,
+            assignee="writer" if i <= reserved_until else None,
         )
         atomic_write_json(tasks_dir / f"task_{i}.json", task.to_json(), fsync=False)
     atomic_write_text(tasks_dir / ".next_id", f"{n + 1}\n", fsync=False)
@@ -137,10 +145,19 @@ def big_board(root: Path, n: int) -> dict[str, float]:
     }
 
 
+def reserved_board(root: Path, n: int) -> dict[str, float]:
+    tasks_dir = root / ".tasks"
+    write_board(tasks_dir, n, chained=False, reserved_until=n - 100)
+    board = TaskBoard(tasks_dir)
+    board.snapshot()
+    seq = iter(range(10**9))
+    return {"claim_next_ms_10k_reserved": median_ms(lambda: board.claim_next(f"b{next(seq)}"), 60)}
+
+
 def run(big: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for sub in ("floor", "claim", "threads", "big"):
+        for sub in ("floor", "claim", "threads", "big", "reserved"):
             (root / sub).mkdir()
         # the floor is sampled before and after the claims: the disk's speed drifts
         floor = fsync_write_samples(root / "floor")
@@ -151,6 +168,7 @@ def run(big: int) -> dict[str, float]:
         floor += fsync_write_samples(root / "floor")
         figures = {"fsync_write_ms": statistics.median(floor), **figures}
         figures.update(big_board(root / "big", big))
+        figures.update(reserved_board(root / "reserved", big))
     floor_rate = 1000 / figures["fsync_write_ms"]
     figures["claims_vs_floor_pct"] = 100 * figures["claims_per_s_8_threads"] / floor_rate
     return {k: round(v, 4) for k, v in figures.items()}

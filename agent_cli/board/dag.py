@@ -167,14 +167,14 @@ def newly_unblocked(done_id: int, tasks: Tasks) -> list[int]:
 
 
 def first_claimable(
-    order: Iterable[int], tasks: Tasks, not_for_me: MayTake | None = None
+    order: Iterable[int], tasks: Tasks, may_take: Callable[[Task], bool] | None = None
 ) -> Task | None:
     """The first claimable task in `order` (ascending ids: the documented claim order) that
-    `not_for_me` does not keep from this claimer."""
+    `may_take` allows this claimer."""
     for tid in order:
         task = tasks.get(tid)
-        if task is not None and is_claimable(task, tasks):
-            if not_for_me is None or not_for_me(task) is None:
+        if task is not None and (may_take is None or may_take(task)):
+            if is_claimable(task, tasks):
                 return task
     return None
 
@@ -195,7 +195,9 @@ def idle_text(
         return "no tasks on the board"
     if tasks and all(t.status == "completed" for t in tasks.values()) and not corrupt:
         return f"all {len(tasks)} tasks completed"
-    first = first_claimable(sorted(tasks), tasks, not_for_me)
+    first = first_claimable(
+        sorted(tasks), tasks, None if not_for_me is None else lambda t: not_for_me(t) is None
+    )
     if first is not None:
         return f"#{first.id} is claimable"
     waiting = []

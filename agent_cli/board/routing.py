@@ -7,8 +7,11 @@ collapsed, case ignored. Pure functions; the store calls them inside its critica
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from ..errors import UserError
 from ..names import LEAD, check_name
+from .dag import is_claimable
 from .models import Task
 
 MAX_ROLE_CHARS = 200  # the roster's limit on a member's role
@@ -22,6 +25,31 @@ def same_role(a: str | None, b: str | None) -> bool:
     return a is not None and b is not None and normalize_role(a).casefold() == normalize_role(
         b
     ).casefold()
+
+
+def allowed(task: Task, name: str, role: str | None) -> bool:
+    """The fast form of `refusal(...) is None` (claim_next asks it of every pending task)."""
+    if task.assignee is not None and task.assignee != name:
+        return False
+    return task.role is None or same_role(task.role, role)
+
+
+def first_for(
+    order: Iterable[int], tasks: Mapping[int, Task], name: str, role: str | None
+) -> Task | None:
+    """claim_next's scan: the first claimable task in `order` that `name` may take (the
+    routing check inlined: this loop runs over every pending task under the lock)."""
+    for tid in order:
+        task = tasks.get(tid)
+        if task is None:
+            continue
+        if task.assignee is not None and task.assignee != name:
+            continue
+        if task.role is not None and not same_role(task.role, role):
+            continue
+        if is_claimable(task, tasks):
+            return task
+    return None
 
 
 def refusal(task: Task, name: str, role: str | None) -> str | None:

@@ -340,9 +340,7 @@ class TaskBoard:
             held = cache.held_by(owner)
             if held:
                 return ClaimResult(None, f"{owner} still holds #{held[0].id}")
-            task = dag.first_claimable(
-                cache.pending, cache.tasks, lambda t: routing.refusal(t, owner, role)
-            )
+            task = routing.first_for(cache.pending, cache.tasks, owner, role)
             if task is None:
                 return ClaimResult(None, self._idle_text(owner, role, None))
             claimed = self._claim_locked(task, owner, "claim_next")
