@@ -98,7 +98,7 @@ def test_prompt_6_plan_reviewed_by_the_lead_then_the_write_denied_with_3(workdir
         # one question, drawn once, with the key that answered it
         assert [ln for ln in lines if ln.startswith("Choose 1, 2 or 3:")] == ["Choose 1, 2 or 3: 3"]
         assert sum(ln.startswith("What should writer do instead?") for ln in lines) == 1
-        assert "review_plan" in screen and "plan from writer approved" in screen
+        assert "review_plan" in screen and "plan from writer for task #1 approved" in screen
         term.wait_for("holds #1")
         task = (workdir / ".tasks" / "task_1.json").read_text()
         assert '"in_progress"' in task and '"writer"' in task  # she keeps it (until /quit)
