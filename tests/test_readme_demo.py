@@ -259,7 +259,7 @@ def test_prompt_6_after_prompt_5_in_one_session_goes_to_writer_with_her_plan(wor
                                  for n in ("reader", "reviewer")), WAIT, "both idle")
         for run in (1, 2):
             h.command(prompt_for("plan"), "no other teammate can take it")
-            rec.wait_for(lambda: all_done(3 + run), 60, f"prompt 6 run {run} completed")
+            rec.wait_for(lambda n=3 + run: all_done(n), 60, f"prompt 6 run {run} completed")
         out = h.command("/tasks", "Tasks")
         assert "@writer +plan" in out
     finally:
@@ -267,7 +267,8 @@ def test_prompt_6_after_prompt_5_in_one_session_goes_to_writer_with_her_plan(wor
         rt.close(5.0)
     assert h.exit_code == 0
     notes = rt.board.snapshot().tasks[3:]
-    assert [(t.assignee, t.require_plan, t.owner) for t in notes] == [("writer", True, "writer")] * 2
+    assert [(t.assignee, t.require_plan, t.owner) for t in notes] == [
+        ("writer", True, "writer")] * 2
     claims = [(e["task_id"], e["actor"]) for e in rt.board.events() if e["action"] == "claimed"]
     assert [a for tid, a in claims if tid in (4, 5)] == ["writer", "writer"]  # nobody else
     idle = [e.reason for e in rec.of("StatusEvent", status="idle") if e.agent != "writer"]

@@ -102,6 +102,7 @@ def test_reassigning_while_pending_is_allowed_never_in_progress(board):
         ({"role": "a\nb"}, "role must be one line"),
         ({"role": "   "}, "role is empty"),
         ({"role": "x" * 201}, "role is too long"),
+        ({"role": "tester\x1b[31m"}, "role must be printable text"),
         ({"require_plan": "yes"}, "require_plan must be true or false"),
     ],
 )

@@ -9,7 +9,7 @@ from test_routing_plans import results
 from test_team_support import Call, Recorder, Reply, make_runtime
 
 from agent_cli.models.scripted import ScriptedModel
-from agent_cli.team.assignments import SENDER, marks
+from agent_cli.team.assignments import SENDER, marks, stranded
 from agent_cli.ui import tables
 
 
@@ -126,3 +126,32 @@ def test_the_lead_tools_reassign_pending_refuse_in_progress_and_claims_say_whose
     lead.run_turn("reassign it")
     (late,) = results(model, "lead", "u3")
     assert late.is_error and "in_progress (owned by bob)" in late.content
+
+
+def test_stranded_names_each_cause_and_leaves_takeable_tasks_alone(workdir):
+    from agent_cli.board import TaskBoard
+    from agent_cli.team.roster import Member
+
+    board = TaskBoard(workdir / ".tasks")
+    for kwargs in ({"assignee": "gone"}, {"assignee": "quit"}, {"assignee": "broke"},
+                   {"assignee": "stale"}, {"assignee": "ok"}, {"role": "tester"},
+                   {"role": "coder"}, {"assignee": "ok", "role": "docs"}, {}):
+        board.create("t", **kwargs)
+    board.create("held", assignee="quit")
+    board.claim(10, "quit")  # in progress: nobody else needs to take it
+
+    def member(name, role, status):
+        return Member(name=name, role=role, status=status, updated_at="x")
+
+    members = [member("quit", "w", "shutdown"), member("broke", "w", "failed"),
+               member("stale", "w", "idle"), member("ok", "Coder", "working")]
+    alive = {"ok"}
+    got = stranded(board.snapshot().tasks, members, lambda m: m.name in alive)
+    assert got == {
+        1: "assigned to gone, who is not on the team",
+        2: "assigned to quit, who is not running (shut down)",
+        3: "assigned to broke, who is not running (failed)",
+        4: "assigned to stale, who is not running (no live session runs it)",
+        6: "for role 'tester', which no running teammate has",
+        8: "assigned to ok, whose role is 'Coder', not 'docs'",
+    }

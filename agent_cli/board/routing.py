@@ -88,6 +88,8 @@ def check_role(value: object) -> str | None:
     role = normalize_role(value)
     if not role:
         raise UserError("role is empty")
+    if any(ord(c) < 32 or ord(c) == 127 for c in role):
+        raise UserError("role must be printable text (no control characters)")
     if len(role) > MAX_ROLE_CHARS:
         raise UserError(f"role is too long ({len(role)} chars, at most {MAX_ROLE_CHARS})")
     return role

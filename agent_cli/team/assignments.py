@@ -41,7 +41,7 @@ def stranded(
             if member is None:
                 out[task.id] = f"assigned to {task.assignee}, who is not on the team"
             elif member.name not in running_names:
-                why = ENDED.get(member.status, "not running in any live session")
+                why = ENDED.get(member.status, "no live session runs it")
                 out[task.id] = f"assigned to {task.assignee}, who is not running ({why})"
             elif task.role is not None and not same_role(task.role, member.role):
                 out[task.id] = (
