@@ -143,6 +143,7 @@ def test_prompt_6_the_lead_approves_the_plan_and_the_denied_write_leaves_notes_m
     assert (workdir / "NOTES.md").read_text() == "# Notes\n"
     (task,) = report["tasks"]
     assert (task["status"], task["owner"]) == ("in_progress", "writer")
+    assert (task["assignee"], task["require_plan"]) == ("writer", True)  # the JSON shows them
     writer = next(m for m in report["team"] if m["name"] == "writer")
     assert writer["require_plan"] is True
     # and the lead's last turn reports the denial writer sent it.
