@@ -134,14 +134,19 @@ def test_fields_are_on_disk_only_when_set_and_old_files_still_read(board):
     assert fresh.claim_next("anyone").task.id == 1
 
 
-def test_a_hand_edited_bad_assignee_is_reported_by_name_and_not_claimable(board):
+@pytest.mark.parametrize(("key", "value"), [
+    ("assignee", "Not A Name"), ("assignee", 7), ("require_plan", "yes"), ("require_plan", 1),
+    ("role", ""), ("role", "a\nb"),
+])
+def test_a_hand_edited_bad_routing_field_is_reported_by_name_and_not_claimable(board, key,
+                                                                              value):
     board.create("x")
     path = board.dir / "task_1.json"
     data = json.loads(path.read_text())
-    data["assignee"] = "Not A Name"
+    data[key] = value
     path.write_text(json.dumps(data))
     fresh = TaskBoard(board.dir)
     problems = fresh.doctor()
     assert len(problems) == 1 and "task_1.json" in problems[0].path
-    assert "assignee" in problems[0].message
+    assert key in problems[0].message
     assert fresh.claim_next("bob").task is None

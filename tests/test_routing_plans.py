@@ -121,3 +121,35 @@ def test_a_plan_required_task_fails_closed_when_requests_json_is_unreadable(work
     except Exception as exc:  # the gate turns a failing check into a refusal
         why = str(exc)
     assert why  # never open while the plan state cannot be read
+
+
+def test_a_rejected_plan_for_a_task_given_up_does_not_block_other_work(workdir, cleanup):
+    from test_team_support import complete_claimed
+
+    model = ScriptedModel({"alice": [
+        Reply(tool_calls=[Call("submit_plan", {"plan": "rm -rf everything"}), Call("idle")]),
+        Reply(tool_calls=[Call("idle")]),  # after the rejection
+        complete_claimed("did #2"),  # restarted: the host claims #2 for her
+        Reply(tool_calls=[Call("idle")]),
+    ]})
+    rt = make_runtime(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    risky = rt.board.create("risky", require_plan=True)
+    rt.team.spawn("alice", "coder")
+    rec.status("alice", "waiting_plan")
+    req = rt.protocols.latest_plan("alice")
+    plans.review_plan(rt, "lead", req.id, False, "no")
+    rec.wait_for(lambda: len(rec.of("TurnFinished", agent="alice")) == 2, what="rejection")
+    assert "plan for task #1 rejected" in rt.team.plan_block("alice")  # names the task
+    rt.team.request_shutdown("alice")
+    rt.team.teammate("alice").thread.join(WAIT)
+    assert rt.board.get(risky.id).status == "pending"  # released on the way out
+    rt.board.update(risky.id, assignee="bob")
+    other = rt.board.create("ordinary")
+    rt.team.spawn("alice", "coder")
+    rec.wait_for(lambda: rt.board.get(other.id).status == "completed", what="#2 done")
+    assert rt.board.get(other.id).owner == "alice"
+    assert rt.team.plan_block("alice") is None
+    assert rt.team.wait_quiet(WAIT)
+    model.assert_used_up()

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from ..names import NAME_RE
 
@@ -75,7 +83,7 @@ class Task(BaseModel):
     verify: Verify | None = None
     assignee: str | None = None  # only this member may claim it (board/routing.py)
     role: str | None = None  # only members of this role may claim it
-    require_plan: bool = False  # its holder needs a plan approved for this task first
+    require_plan: StrictBool = False  # its holder needs a plan approved for this task first
 
     @field_validator("owner", "assignee")
     @classmethod

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..errors import CorruptFile, StorageError
 from ..events import MessageEvent, TaskEvent
 from ..names import LEAD
-from . import plans
+from . import plans, task_plans
 from .claimgate import CLOSING
 from .framing import auto_claim_block, format_message
 from .protocol_inbox import ProtocolInbox
@@ -104,6 +104,8 @@ class IdleLoop(ProtocolInbox):
             latest, lost = self.plan_memory.state(self.rt.protocols, self.name)
         except CorruptFile as exc:  # fail closed: no claim while the plan state is unknown
             return "idle", plans.unreadable(exc)
+        if not self.require_plan and task_plans.stale(latest, held):
+            latest, lost = None, False  # a plan for a task it no longer holds decides nothing
         if lost and latest.status != "approved":
             return "idle", "plan request lost: submit_plan again"
         if latest is not None and self.rt.protocols.has_expired(latest):

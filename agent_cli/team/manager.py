@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..errors import AgentCliError, CorruptFile, NotFound, Refused
 from ..events import MessageEvent, Notice
 from ..names import LEAD, check_name
-from . import plans, task_plans
+from . import task_plans
 from .agents import build_agent
 from .assignments import AssignmentWatch
 from .claimgate import ClaimGate
@@ -205,8 +205,7 @@ class Team:
             require = bool(member and member.require_plan)
         else:
             require = mate.require_plan
-        why = plans.plan_block(self.rt.protocols, agent, require)
-        return why or task_plans.task_plan_block(self.rt, agent)
+        return task_plans.gate(self.rt, agent, require)
 
     # ---- the lead --------------------------------------------------------------------
 

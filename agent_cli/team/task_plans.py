@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import plans
 from .plans import ALLOWED
 
 if TYPE_CHECKING:
@@ -45,12 +46,27 @@ def plan_for(protocols: ProtocolStore, name: str, task: Task) -> ProtocolRequest
     return found[-1] if found else None
 
 
-def task_plan_block(rt: Runtime, name: str) -> str | None:
-    """Why `name`'s effectful tools are refused because of the task it holds, or None.
+def gate(rt: Runtime, name: str, require_plan: bool) -> str | None:
+    """The whole plan gate of teammate `name` (spawned with `require_plan` or not): why its
+    effectful tools are refused, or None.
 
+    A teammate spawned without require_plan answers to its task's requirement only: its last
+    plan, if made for a task, decides only while it holds that claim (then the refusal names
+    the task). Otherwise the teammate-wide gate (plans.plan_block) first, then the task's.
     Raises (StorageError, CorruptFile) when the board or requests.json cannot be read: the
     gate turns that into a refusal (fail closed)."""
     held = rt.board.held_by(name)
+    if not require_plan:
+        latest = rt.protocols.latest_plan(name)
+        if stale(latest, held):
+            return task_plan_block(rt, name, held)
+        if latest is not None and latest.task_id is not None and held and held.require_plan:
+            return task_plan_block(rt, name, held)
+    return plans.plan_block(rt.protocols, name, require_plan) or task_plan_block(rt, name, held)
+
+
+def task_plan_block(rt: Runtime, name: str, held: Task | None) -> str | None:
+    """Why `name`'s effectful tools are refused because of the task it holds, or None."""
     if held is None or not held.require_plan:
         return None
     plan = plan_for(rt.protocols, name, held)
@@ -62,6 +78,15 @@ def task_plan_block(rt: Runtime, name: str) -> str | None:
     if plan.status == "rejected":
         return TASK_REJECTED.format(id=held.id)
     return None
+
+
+def stale(req: ProtocolRequest | None, held: Task | None) -> bool:
+    """A plan made for a task (claim) its sender no longer holds: for a teammate that was not
+    spawned with require_plan it decides nothing any more (pending or rejected, it must not
+    keep that teammate from other work)."""
+    if req is None or req.task_id is None:
+        return False
+    return held is None or (held.id, held.claimed_at) != (req.task_id, req.task_claimed_at)
 
 
 def held_task(rt: Runtime, name: str) -> tuple[int, str | None] | None:
