@@ -1,9 +1,11 @@
-"""The README's first demo prompt, typed into the real REPL in a pseudo-terminal (pexpect):
+"""The README's demo prompts typed into the real REPL in a pseudo-terminal (pexpect) — prompt 1,
+and prompt 6 after prompt 5 in one session:
 the approvals are answered with the keys the README names, and /tasks is read off the screen.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -84,3 +86,48 @@ def test_prompt_1_in_the_repl_with_approvals_answered_by_keys(workdir):
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def readme_prompt(number: int) -> str:
+    return PROMPT_BLOCK_RE.findall(README.read_text(encoding="utf-8"))[number - 1].strip()
+
+
+def test_prompt_6_after_prompt_5_in_the_same_repl(workdir):
+    """reader and reviewer sit idle after prompt 5; prompt 6's task is writer's (assigned, plan
+    required), so only writer takes it, plans it, and writes NOTES.md when you press 1."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.pop("AGENT_CLI_MODEL", None)
+    env.update(PATH=str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", ""),
+               PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm-256color")
+    (workdir / "NOTES.md").write_text("# Notes\n")
+    child = pexpect.spawn(sys.executable, ["-m", "agent_cli", "--model", "demo", "-C",
+                                           str(workdir)],
+                          env=env, dimensions=(40, 140), encoding="utf-8", timeout=30)
+    try:
+        screen = Screen(child)
+        screen.expect("offline demo model")
+        screen.expect(">")
+        child.send(readme_prompt(5) + "\r")
+        while True:  # writes of main.py / expected.txt, then `python main.py`: 2 = always
+            m = screen.expect(r"Choose 1, 2 or 3:|all 3 tasks completed", timeout=60)
+            if m.group(0).startswith("all"):
+                break
+            child.send("2")
+        child.send(readme_prompt(6) + "\r")
+        screen.expect(r"writer wants to write `?NOTES\.md", timeout=60)
+        screen.expect("Choose 1, 2 or 3:")
+        child.send("1")
+        screen.expect("all 4 tasks completed", timeout=60)
+        child.send("/tasks\r")
+        row = screen.expect(r"\[x\][^\n]*Add a line to NOTES\.md[^\n]*").group(0)
+        assert "@writer" in row and "+plan" in row
+        child.send("/quit\r")
+        child.expect(pexpect.EOF, timeout=30)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert (workdir / "NOTES.md").read_text() == "# Notes\nReviewed by the team.\n"
+    log = [json.loads(line) for line in (workdir / ".tasks" / "events.jsonl").read_text()
+           .splitlines()]
+    assert [e["actor"] for e in log if e["action"] == "claimed" and e["task_id"] == 4] == [
+        "writer"]  # nobody else ever held it
