@@ -1,6 +1,6 @@
 """The README's demo prompts typed into the real REPL in a pseudo-terminal (pexpect) — prompt 1,
-and prompt 6 after prompt 5 in one session:
-the approvals are answered with the keys the README names, and /tasks is read off the screen.
+and prompt 6 after prompt 5 in one session: approvals are answered with the keys the README
+names, and /tasks is read off the screen.
 """
 
 from __future__ import annotations
