@@ -1,7 +1,7 @@
 """Assigned, role and plan-required tasks under racing claimers — 8 threads and 4 processes on
-one board, and a process re-routing tasks while they claim: only a member the task allows
-ever owns it, and the event log (written under the lock, in lock order) proves it claim by
-claim."""
+one board, a process re-routing tasks while they claim, and writers SIGKILLed mid-flight:
+only a member the task allows ever owns it, and the event log (written under the lock, in
+lock order) proves it claim by claim."""
 
 from __future__ import annotations
 
@@ -252,3 +252,60 @@ def test_rerouting_while_they_claim_never_hands_a_task_to_the_wrong_member(workd
     claims, updates = replay(fresh.events())
     assert claims == 40
     assert updates <= updated and updated > 0 and refused > 0  # it raced with the claims
+
+
+# Creates routed tasks, re-routes, claims, completes and releases at random, forever.
+CHAOS = r"""
+import random, sys
+from pathlib import Path
+from agent_cli.board import TaskBoard
+from agent_cli.errors import Refused
+board = TaskBoard(Path(sys.argv[1]))
+rng = random.Random(int(sys.argv[2]))
+roles = {"t0": "tester", "t4": "writer", "p3": None}
+board.create("seed", role="tester")
+print("ready", flush=True)
+while True:
+    owner = rng.choice(sorted(roles))
+    held = board.held_by(owner)
+    roll = rng.random()
+    try:
+        if roll < 0.25:
+            board.create("t", assignee=rng.choice([None, "t0", "t4", "p3"]),
+                         role=rng.choice([None, "tester", "writer"]))
+        elif roll < 0.5:
+            ids = [t.id for t in board.snapshot().tasks]
+            board.update(rng.choice(ids), assignee=rng.choice(["", "t0", "t4", "p3"]),
+                         role=rng.choice(["", "tester", "writer"]))
+        elif held is None:
+            board.claim_next(owner, roles[owner])
+        elif roll < 0.85:
+            board.complete(held.id, owner, held.claim_token, "ok")
+        else:
+            board.release(held.id, owner, "random")
+    except Refused:
+        pass
+"""
+
+
+def test_sigkilled_reroutes_and_claims_never_leave_a_task_with_the_wrong_owner(
+    workdir: Path,
+) -> None:
+    import signal
+
+    tasks_dir = workdir / ".tasks"
+    rng = random.Random(99)
+    for round_no in range(4):
+        procs = [launch(CHAOS, str(tasks_dir), str(round_no * 2 + k)) for k in range(2)]
+        procs = [ready(p) for p in procs]
+        threading.Event().wait(rng.uniform(0.05, 0.3))  # let them run, then kill mid-flight
+        for proc in procs:
+            proc.send_signal(signal.SIGKILL)
+        for proc in procs:
+            proc.wait(TIMEOUT)
+        board = TaskBoard(tasks_dir)
+        assert board.doctor() == [], f"round {round_no}"
+        for task in board.snapshot().tasks:
+            if task.status != "pending":  # routing cannot change once claimed
+                assert refusal(task, task.owner, ROLES[task.owner]) is None, (round_no, task)
+        replay(board.events())
