@@ -62,6 +62,22 @@ def refusal(task: Task, name: str, role: str | None) -> str | None:
     return None
 
 
+def claim_refusal(task: Task, name: str, role: str | None) -> str | None:
+    """`refusal` for a task still up for claiming (a claimed one is refused for that)."""
+    if task.status != "pending" or task.owner is not None:
+        return None
+    return refusal(task, name, role)
+
+
+def fields(assignee: object, role: object, require_plan: object) -> dict:
+    """create's routing fields, checked (UserError with one line)."""
+    return {
+        "assignee": check_assignee(assignee),
+        "role": check_role(role),
+        "require_plan": check_flag(require_plan),
+    }
+
+
 def short_reason(task: Task) -> str:
     """The idle-reason phrase for a task someone else must take: '#7 is assigned to writer'."""
     if task.assignee is not None:

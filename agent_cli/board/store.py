@@ -234,11 +234,7 @@ class TaskBoard:
         check_text(description, "task description")
         check_name(actor, "actor")
         verify = check_verify(verify)
-        routed = {
-            "assignee": routing.check_assignee(assignee),
-            "role": routing.check_role(role),
-            "require_plan": routing.check_flag(require_plan),
-        }
+        routed = routing.fields(assignee, role, require_plan)
         deps = list(blocked_by)
         with self._locked(create=not deps) as exists:
             if not exists:  # no board yet: every dependency is unknown
@@ -259,9 +255,8 @@ class TaskBoard:
                 **routed,
             )
             overwrite_small(self._next_id_path, f"{new_id + 1}\n".encode())
-            extra = {k: v for k, v in routed.items() if v}
             record = event_record(actor, "created", new_id, subject=subject, blockedBy=wanted)
-            record["details"].update(extra)
+            record["details"].update({k: v for k, v in routed.items() if v})
             self._write([task], [record])
         self._changed()
         return task
@@ -317,10 +312,7 @@ class TaskBoard:
         with self._locked():
             task = self._existing(task_id)
             held = self._cache.held_by(owner)
-            reason = None
-            if task.status == "pending" and task.owner is None:
-                reason = routing.refusal(task, owner, role)
-            reason = reason or dag.claim_refusal(
+            reason = routing.claim_refusal(task, owner, role) or dag.claim_refusal(
                 task, owner, self._cache.tasks, held[0] if held else None
             )
             if reason:

@@ -100,9 +100,10 @@ class Teammate(IdleLoop):
             return ""
         if held is None:
             return "You hold no task; the host auto-claims ready tasks when you go idle."
+        plan = " It requires a plan approved for it before any change." * held.require_plan
         return (
             f"You hold task #{held.id} ({held.subject}), claim_token {held.claim_token}; "
-            "finish it with complete_task."
+            f"finish it with complete_task.{plan}"
         )
 
     # ---- the thread ------------------------------------------------------------------
