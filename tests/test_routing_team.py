@@ -155,3 +155,19 @@ def test_stranded_names_each_cause_and_leaves_takeable_tasks_alone(workdir):
         6: "for role 'tester', which no running teammate has",
         8: "assigned to ok, whose role is 'Coder', not 'docs'",
     }
+
+
+def test_slash_tasks_marks_a_task_whose_assignee_is_not_running(workdir):
+    from test_ui_repl import Harness
+
+    rt = make_runtime(workdir, ScriptedModel({}))
+    rt.board.create("notes", assignee="ghost", require_plan=True)
+    rt.board.create("tests", role="tester")
+    h = Harness(rt).start()
+    try:
+        out = h.command("/tasks", "Tasks")  # the table is printed as one block
+    finally:
+        h.quit()
+        rt.close(2.0)
+    assert "@ghost +plan (assigned to ghost, who is not on the team)" in out
+    assert "role tester (for role 'tester', which no running teammate" in out
