@@ -3,8 +3,9 @@
 Whoever holds such a task must have a plan approved for it — for this claim of it — before
 any effectful tool runs, whatever the teammate was spawned with. submit_plan records the task
 its sender holds in the request (`task_id`, `task_claimed_at`), so the host, not the model,
-says which task a plan is for; an approval opens the gate for that task only. The
-teammate-wide gate (plans.plan_block) still applies on top.
+says which task a plan is for; an approval opens the gate for that task only. `gate` is the
+whole plan gate: the teammate-wide one (plans.plan_block) for a teammate spawned with
+require_plan, then the task's.
 """
 
 from __future__ import annotations
