@@ -60,3 +60,8 @@ def test_an_unpacked_wheel_loads_its_own_prompts(wheel: Path, tmp_path: Path) ->
     assert Path(found["dir"]) == site / "agent_cli" / "prompts"
     assert found["teammate"].startswith("You are $name,")
     assert all(found["sizes"][n] > 0 for n in PROMPTS)
+
+
+def test_the_wheel_ships_the_price_table(wheel: Path) -> None:
+    data = zipfile.ZipFile(wheel).read("agent_cli/pricing.json")
+    assert data == (ROOT / "agent_cli" / "pricing.json").read_bytes()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import Interrupted, ModelError, UserError
 from ..events import AgentError, Compacted, Event, EventBus, Notice, TurnFinished, UsageEvent
 from ..models.base import Message, Model, ModelRequest, ResponseDone, ToolUseBlock, Usage
+from ..pricing import Ledger
 from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
 from . import compaction
@@ -90,6 +91,7 @@ class Agent:
         self.runtime = runtime
         self.extra_identity = extra_identity
         self.usage = Usage()
+        self.spend = Ledger()  # usage per model, for prices (pricing.py)
         self._conv = Conversation()
         self._cancel = threading.Event()
         self._turn_lock = threading.Lock()
@@ -340,6 +342,7 @@ class Agent:
 
     def _count_usage(self, usage: Usage) -> None:
         self.usage = self.usage.add(usage)
+        self.spend.add(getattr(self.model, "name", ""), usage.model_dump())
         total = self.usage.total
         self._emit(UsageEvent(self.name, usage.input_tokens, usage.output_tokens, total))
 

@@ -46,6 +46,7 @@ class Member(BaseModel):
     updated_at: str
     require_plan: bool = False
     tokens: int = 0
+    spend: list[dict[str, Any]] = []  # pricing.Ledger rows: usage per model and tier
     pid: int | None = None  # the process running this teammate (None when it is not running)
     host: str | None = None  # that process's host name
 
@@ -216,6 +217,7 @@ class Roster:
                 updated_at=utc_now(),
                 require_plan=bool(require_plan),
                 tokens=old.tokens if old else 0,
+                spend=old.spend if old else [],
                 pid=os.getpid() if running_here else None,
                 host=this_host() if running_here else None,
             )

@@ -102,7 +102,9 @@ class Tracking:
         self.team.state_changed()
 
     def _record_tokens(self) -> None:
-        self.team.status.post(self.name, tokens=self.agent.usage.total)
+        self.team.status.post(
+            self.name, tokens=self.agent.usage.total, spend=self.agent.spend.rows()
+        )
 
     def _warn(self, text: str) -> None:
         self.rt.events.emit(Notice(agent=self.name, text=text, level="warning"))

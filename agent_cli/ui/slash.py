@@ -217,7 +217,10 @@ def cmd_mode(ctx: SlashContext, arg: str) -> None:
 
 
 def cmd_cost(ctx: SlashContext, arg: str) -> None:
-    ctx.console.print(tables.cost_table(ctx.lead.agent.usage, teammates(ctx.runtime)))
+    from ..pricing import PriceTable
+
+    rows = ctx.lead.agent.spend.rows()
+    ctx.console.print(tables.cost_table(rows, teammates(ctx.runtime), PriceTable.load()))
 
 
 def cmd_mcp(ctx: SlashContext, arg: str) -> None:
@@ -269,7 +272,7 @@ COMMANDS: dict[str, Command] = {
         Command("/permissions", "/permissions [allow|deny|save|remove RULE]",
                 "rules in force and their source; --save keeps one", cmd_permissions),
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
-        Command("/cost", "/cost", "tokens per agent and in total", cmd_cost),
+        Command("/cost", "/cost", "tokens and dollars per agent and in total", cmd_cost),
         Command("/mcp", "/mcp", "MCP servers: state and tools", cmd_mcp),
         Command("/spawn", "/spawn NAME [ROLE]", "start a teammate", cmd_spawn),
         Command("/shutdown", "/shutdown NAME", "ask a teammate to shut down", cmd_shutdown),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
@@ -144,25 +145,43 @@ def inbox_table(messages: list[Any]) -> Table | Text:
     return table
 
 
-def cost_table(lead_usage: Any, members: list[Any]) -> Table:
-    """Tokens per agent and in total."""
-    table = Table(title="Tokens", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("agent", "input", "output", "total"):
-        table.add_column(col, justify="left" if col == "agent" else "right")
-    total = lead_usage.total
-    table.add_row(
-        Text("lead", style=agent_style("lead")),
-        f"{lead_usage.input_tokens:,}",
-        f"{lead_usage.output_tokens:,}",
-        f"{lead_usage.total:,}",
-    )
-    for m in members:
-        tokens = int(m.tokens or 0)
-        total += tokens
-        table.add_row(Text(m.name, style=agent_style(m.name)), "", "", f"{tokens:,}")
+def cost_table(lead_rows: list[dict[str, Any]], members: list[Any], prices: Any) -> Group:
+    """Tokens and dollars per agent and in total (`prices`: a pricing.PriceTable). An agent
+    whose model the table does not know shows its tokens and "-" for the cost."""
+    from ..pricing import combine, price_rows, totals
+
+    table = Table(title="Tokens and cost", title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("agent", "model", "input", "output", "cache write", "cache read", "total",
+                "cost"):
+        table.add_column(col, justify="left" if col in ("agent", "model") else "right")
+    costs = []
+    agents = [("lead", lead_rows)]
+    agents += [(m.name, _member_rows(m)) for m in members]
+    for name, rows in agents:
+        cost = price_rows(rows, prices)
+        costs.append(cost)
+        t = totals(rows)
+        models = sorted({str(r.get("model") or "?") for r in rows}) or ["-"]
+        table.add_row(
+            Text(name, style=agent_style(name)), ", ".join(models),
+            f"{t['input_tokens']:,}", f"{t['output_tokens']:,}",
+            f"{t['cache_creation_input_tokens']:,}", f"{t['cache_read_input_tokens']:,}",
+            f"{cost.tokens:,}", cost.text(),
+        )
+    total = combine(costs)
     table.add_section()
-    table.add_row(Text("total", style="bold"), "", "", Text(f"{total:,}", style="bold"))
-    return table
+    table.add_row(Text("total", style="bold"), "", "", "", "", "",
+                  Text(f"{total.tokens:,}", style="bold"), Text(total.text(), style="bold"))
+    note = f"prices per million tokens from pricing.json (checked {prices.checked})"
+    if total.unpriced_models:
+        note += f"; no price for {', '.join(total.unpriced_models)}: tokens only"
+    return Group(table, Text(note, style="dim"))
+
+
+def _member_rows(member: Any) -> list[dict[str, Any]]:
+    from ..pricing import member_rows
+
+    return member_rows(getattr(member, "spend", None), int(member.tokens or 0), member.model)
 
 
 def permissions_table(mode: str, entries: list[Any]) -> Table | Text:
