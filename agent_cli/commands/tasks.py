@@ -102,6 +102,16 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
     )
     p.set_defaults(handler=cmd_doctor)
 
+    p = acts.add_parser(
+        "graph",
+        parents=[parent],
+        help="the dependency graph: text, or mermaid / dot for docs and review tools",
+        description="Draw the dependency graph: edges go from a blocker to what it unblocks. "
+        "Missing or corrupt dependencies and cycles are drawn and listed as problems.",
+    )
+    p.add_argument("--format", choices=("text", "mermaid", "dot"), default="text")
+    p.set_defaults(handler=cmd_graph)
+
 
 def _add_parser_add(acts: Any, parent: argparse.ArgumentParser) -> None:
     p = acts.add_parser("add", parents=[parent], help="add a task; prints its id")
@@ -287,6 +297,21 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         return 1
     count = len(board.snapshot().tasks)
     print(f"board OK: {count} task{'s' if count != 1 else ''}, no problems")
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    import shutil
+
+    from ..board.graph_render import RENDERERS, render_text
+
+    snap = board_of(args).snapshot()
+    if args.format == "text":
+        print(render_text(snap, width=max(40, shutil.get_terminal_size((100, 24)).columns)))
+        return 0
+    for problem in snap.problems:
+        warn(problem)
+    print(RENDERERS[args.format](snap))
     return 0
 
 

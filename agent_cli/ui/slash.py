@@ -78,6 +78,11 @@ def cmd_help(ctx: SlashContext, arg: str) -> None:
 
 def cmd_tasks(ctx: SlashContext, arg: str) -> None:
     snap = ctx.runtime.board.snapshot()
+    if arg.strip() == "graph":
+        from ..board.graph_render import render_text
+
+        ctx.console.print(Text(render_text(snap, width=ctx.console.width)))
+        return
     if arg.strip():
         task_id = _task_id(arg)
         by_id = {t.id: t for t in snap.tasks}
@@ -92,7 +97,7 @@ def cmd_tasks(ctx: SlashContext, arg: str) -> None:
 def _task_id(arg: str) -> int:
     text = arg.strip().lstrip("#")
     if not text.isdigit():
-        raise UserError(f"not a task id: {arg.strip()!r} (use /tasks 3)")
+        raise UserError(f"not a task id: {arg.strip()!r} (use /tasks 3 or /tasks graph)")
     return int(text)
 
 
@@ -263,7 +268,8 @@ COMMANDS: dict[str, Command] = {
     c.name: c
     for c in (
         Command("/help", "/help", "show commands and keys", cmd_help),
-        Command("/tasks", "/tasks [ID]", "the task board (or one task)", cmd_tasks),
+        Command("/tasks", "/tasks [ID|graph]", "the task board (one task, or the dependency graph)",
+                cmd_tasks),
         Command("/team", "/team", "teammates: state, task, idle reason, tokens", cmd_team),
         Command("/inbox", "/inbox", "peek at the lead's unread messages", cmd_inbox),
         Command("/compact", "/compact", "summarise the lead's conversation", cmd_compact),
@@ -320,7 +326,7 @@ def argument_values(runtime: Any) -> Callable[[str, int, list[str]], Iterable[st
         if command == "/shutdown" and index == 0:
             return [m.name for m in teammates(runtime) if m.status != "shutdown"]
         if command == "/tasks" and index == 0:
-            return [str(t.id) for t in runtime.board.snapshot().tasks]
+            return ["graph", *(str(t.id) for t in runtime.board.snapshot().tasks)]
         if command == "/mode" and index == 0:
             return list(MODES)
         if command == "/model" and index == 0:
