@@ -87,6 +87,7 @@ def workdir_parent() -> argparse.ArgumentParser:
 def build_parser() -> argparse.ArgumentParser:
     from .commands import tasks as tasks_cmd
     from .commands import team as team_cmd
+    from .commands import watch as watch_cmd
 
     parser = argparse.ArgumentParser(
         prog="agent-cli",
@@ -128,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     tasks_cmd.add_parser(sub, workdir_parent())
     team_cmd.add_parsers(sub, workdir_parent())
+    watch_cmd.add_parser(sub, workdir_parent())
     return parser
 
 

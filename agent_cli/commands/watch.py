@@ -1,0 +1,40 @@
+"""`agent-cli watch`: the board and team of a workdir, live, for a second terminal."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "watch",
+        parents=[parent],
+        help="a live view of the board and team (for a second terminal)",
+        description="Show the workdir's board (pending, in progress, completed), its team "
+        "(state, tokens, cost) and the last board events, updated as any process changes "
+        "them. Keys: q quits, t toggles the team pane, m the events pane. With --once, or "
+        "when stdout is not a terminal, print one plain frame and exit.",
+    )
+    p.add_argument("--once", action="store_true", help="print one frame and exit")
+    p.add_argument("--width", type=_size, metavar="N",
+                   help="frame width for --once (default: the terminal's, else $COLUMNS or 100)")
+    p.add_argument("--height", type=_size, metavar="N",
+                   help="frame height for --once (default: as tall as the content)")
+    p.set_defaults(handler=run)
+
+
+def _size(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 20 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r}: use 20 to 1000")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..cli import workdir_of
+    from ..ui.watch import run_watch
+
+    return run_watch(workdir_of(args), args.once, args.width, args.height)

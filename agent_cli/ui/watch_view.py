@@ -1,0 +1,305 @@
+"""The frames of `agent-cli watch`: board columns, team, events. Pure functions of a
+WatchState, a size and the time, so the live view and `--once` draw the same thing.
+
+Board: pending (blocked ones say what blocks them), in progress (owner, for how long, lease
+and worktree where the task has them), completed (owner, first line of the result). A
+column that does not fit shows its most recently active tasks first and says how many are
+hidden. Team: each teammate's state, tokens and cost. Footer: the last board events and the
+lead's unread count.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from rich import box
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from ..board import dag
+from ..pricing import PriceTable, combine, member_rows, price_rows
+from .style import agent_style
+
+TEAM_ROWS_MAX = 8
+EVENT_ROWS = 5
+MIN_BOARD_ROWS = 4
+
+
+@dataclass
+class Panes:
+    team: bool = True
+    events: bool = True
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One task in a column: two lines, and when it last changed (for overflow order)."""
+
+    task_id: int
+    updated: str
+    title: Text
+    detail: Text
+
+
+def parse_time(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def ago(start: str | None, now: datetime) -> str:
+    """How long since `start` (see span; '?' when unknown)."""
+    when = parse_time(start)
+    if when is None:
+        return "?"
+    return span(max(0, int((now - when).total_seconds())))
+
+
+def span(seconds: int) -> str:
+    """'42s', '3m', '2h10m': coarse past a minute, so an idle view redraws rarely."""
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def clock_key(state: Any, now: datetime) -> tuple:
+    """Everything in a frame that changes with time alone: redraw only when it differs."""
+    timed = [progress_entry(t, now).detail.plain
+             for t in state.board.tasks if t.status == "in_progress"]
+    return (now.strftime("%H:%M"), tuple(timed))
+
+
+def _first_line(text: str | None) -> str:
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _owner(name: str | None) -> Text:
+    return Text(f"@{name}", style=agent_style(name)) if name else Text("")
+
+
+def pending_entry(task: Any, tasks: dict[int, Any]) -> Entry:
+    waits = dag.waiting_on(task, tasks)
+    if waits:
+        detail = Text(f"blocked by {dag.ids_text(waits)}", style="red")
+    else:
+        detail = Text("ready to claim", style="green")
+    return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
+
+
+def progress_entry(task: Any, now: datetime) -> Entry:
+    detail = _owner(task.owner)
+    detail.append(f" {ago(task.claimed_at, now)}", style="yellow")
+    lease = parse_time(getattr(task, "lease_expires_at", None))
+    if lease is not None:
+        left = int((lease - now).total_seconds())
+        if left >= 0:
+            detail.append(f" lease {span(left)} left", style="dim")
+        else:
+            detail.append(f" lease expired {span(-left)} ago", style="bold red")
+    tree = _worktree_text(getattr(task, "worktree", None))
+    if tree:
+        detail.append(f" wt {tree}", style="dim")
+    return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
+
+
+def _worktree_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value.rstrip("/").rsplit("/", 1)[-1]
+    if isinstance(value, dict):
+        for key in ("branch", "path", "state"):
+            if value.get(key):
+                return _worktree_text(str(value[key]))
+    return ""
+
+
+def done_entry(task: Any) -> Entry:
+    detail = _owner(task.owner)
+    result = _first_line(task.result)
+    if result:
+        detail.append(f": {result}", style="dim")
+    return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
+
+
+def fit(entries: list[Entry], rows: int | None) -> tuple[list[Entry], int]:
+    """The entries to show in `rows` lines (two lines each) and how many are hidden: by id
+    when all fit, else the most recently changed first."""
+    if rows is None or 2 * len(entries) <= rows:
+        return sorted(entries, key=lambda e: e.task_id), 0
+    keep = max(0, (rows - 1) // 2)
+    newest = sorted(entries, key=lambda e: (e.updated, e.task_id), reverse=True)
+    return newest[:keep], len(entries) - keep
+
+
+def board_table(state: Any, rows: int | None, now: datetime) -> Table:
+    snap = state.board
+    tasks = snap.by_id()
+    columns = {
+        "pending": [pending_entry(t, tasks) for t in snap.tasks if t.status == "pending"],
+        "in progress": [progress_entry(t, now) for t in snap.tasks if t.status == "in_progress"],
+        "completed": [done_entry(t) for t in snap.tasks if t.status == "completed"],
+    }
+    blocked = sum(1 for e in columns["pending"] if e.detail.plain.startswith("blocked"))
+    table = Table(box=box.SIMPLE_HEAD, expand=True, show_edge=False, pad_edge=False,
+                  padding=(0, 1))
+    styles = {"pending": "bold", "in progress": "bold yellow", "completed": "bold green"}
+    cells = []
+    for name, entries in columns.items():
+        head = f"{name} ({len(entries)}"
+        head += f", {blocked} blocked)" if name == "pending" and blocked else ")"
+        table.add_column(Text(head, style=styles[name]), ratio=1, no_wrap=True,
+                         overflow="ellipsis")
+        shown, hidden = fit(entries, rows)
+        lines: list[Text] = []
+        for e in shown:
+            lines += [e.title, Text("  ").append_text(e.detail)]
+        if hidden:
+            lines.append(Text(f"+{hidden} older", style="dim"))
+        cells.append(Text("\n").join(lines) if lines else Text("-", style="dim"))
+    table.add_row(*cells)
+    return table
+
+
+def member_state(member: Any, alive: bool) -> Text:
+    status = member.status
+    if status in ("shutdown", "failed"):
+        text = "shut down" if status == "shutdown" else "failed"
+        if status == "failed" and member.idle_reason:
+            text += f": {member.idle_reason}"
+        return Text(text, style="dim" if status == "shutdown" else "bold red")
+    if not alive:
+        was = f" (was on #{member.current_task})" if member.current_task else ""
+        where = f" on {member.host}" if member.host and member.pid else ""
+        return Text(f"gone{where}{was}", style="red")
+    if status == "working":
+        on = f" on #{member.current_task}" if member.current_task else ""
+        return Text(f"working{on}", style="yellow")
+    if status == "waiting_plan":
+        return Text("waiting for plan approval", style="magenta")
+    reason = f": {member.idle_reason}" if member.idle_reason else ""
+    return Text(f"idle{reason}", style="cyan")
+
+
+def team_table(state: Any, prices: PriceTable, rows: int | None) -> Table:
+    members = state.members
+    title = f"team {state.team} ({len(members)})"
+    table = Table(box=box.SIMPLE_HEAD, expand=True, show_edge=False, pad_edge=False,
+                  padding=(0, 1))
+    table.add_column(Text(title, style="bold"), no_wrap=True, max_width=18)
+    table.add_column("state", ratio=1, no_wrap=True, overflow="ellipsis")
+    table.add_column("tokens", justify="right", no_wrap=True)
+    table.add_column("cost", justify="right", no_wrap=True)
+    costs = []
+    shown = members if rows is None else members[:rows]
+    for m in members:
+        costs.append(price_rows(member_rows(m.spend, int(m.tokens or 0), m.model), prices))
+    for m, cost in zip(shown, costs, strict=False):
+        table.add_row(Text(m.name, style=agent_style(m.name)),
+                      member_state(m, state.alive.get(m.name, False)),
+                      f"{cost.tokens:,}", cost.text())
+    if len(shown) < len(members):
+        table.add_row(Text(f"+{len(members) - len(shown)} more", style="dim"), "", "", "")
+    if state.team_problem:
+        table.add_row(Text("config", style="red"), Text(state.team_problem, style="red"), "", "")
+    elif not members:
+        table.add_row(Text("-", style="dim"), Text("no teammates yet", style="dim"), "", "")
+    if members:
+        total = combine(costs)
+        table.add_row(Text("total", style="bold"), "", f"{total.tokens:,}", total.text())
+    return table
+
+
+def event_line(record: dict[str, Any]) -> Text:
+    when = str(record.get("time", ""))[11:19]
+    actor = str(record.get("actor", "?"))
+    action = str(record.get("action", "?"))
+    details = record.get("details") if isinstance(record.get("details"), dict) else {}
+    line = Text(f"{when} ", style="dim")
+    line.append(actor, style=agent_style(actor))
+    line.append(f" {action.replace('_', ' ')} #{record.get('task_id', '?')}")
+    if details.get("subject") and action in ("created", "claimed"):
+        line.append(" " + " ".join(str(details["subject"]).split()), style="dim")
+    elif action == "completed" and details.get("unblocked"):
+        line.append(f" -> unblocked {dag.ids_text(details['unblocked'])}", style="dim")
+    elif details.get("reason"):
+        line.append(": " + " ".join(str(details["reason"]).split()), style="dim")
+    return line
+
+
+def events_table(state: Any, rows: int) -> Table:
+    unread = state.lead_unread
+    head = Text("events", style="bold")
+    head.append(f"   lead inbox: {unread} unread", style="bold magenta" if unread else "dim")
+    table = Table(box=box.SIMPLE_HEAD, expand=True, show_edge=False, pad_edge=False,
+                  padding=(0, 1))
+    table.add_column(head, no_wrap=True, overflow="ellipsis", ratio=1)
+    events = state.events[-rows:] if rows > 0 else []
+    for record in events:
+        table.add_row(event_line(record))
+    if not events:
+        table.add_row(Text("no board events yet", style="dim"))
+    return table
+
+
+def header(state: Any, workdir: str, now: datetime, live: bool) -> Text:
+    snap = state.board
+    n = len(snap.tasks)
+    text = Text("agent-cli watch ", style="bold")
+    text.append(workdir, style="dim")
+    text.append(f"  {n} task{'s' if n != 1 else ''}  {now.strftime('%H:%M')} UTC")
+    if live:
+        text.append("   q quit  t team  m events", style="dim")
+    return text
+
+
+def problem_lines(state: Any, limit: int | None) -> list[Text]:
+    wrap = {} if limit is None else {"no_wrap": True, "overflow": "ellipsis"}
+    lines = [Text(f"! {p.line()}", style="red", **wrap) for p in state.board.problems]
+    if state.board_error:
+        lines.insert(0, Text(f"! {state.board_error}", style="bold red", **wrap))
+    if limit is not None and len(lines) > limit:
+        more = len(lines) - limit + 1
+        lines = lines[: limit - 1] + [Text(f"! ... {more} more problems "
+                                           "(agent-cli tasks doctor)", style="red", **wrap)]
+    return lines
+
+
+def frame(state: Any, workdir: str, prices: PriceTable, height: int | None,
+          panes: Panes, now: datetime | None = None, live: bool = False) -> RenderableType:
+    """The whole view; `height` None = as tall as the content (the --once frame)."""
+    now = now or datetime.now(UTC)
+    parts: list[RenderableType] = [header(state, workdir, now, live)]
+    problems = problem_lines(state, None if height is None else 2)
+    team_rows = None if height is None else TEAM_ROWS_MAX
+    event_rows = EVENT_ROWS if height is None else min(EVENT_ROWS, max(1, (height - 14) // 2))
+    board_rows = None
+    if height is not None:
+        used = 1 + len(problems) + 2  # header, problems, the board's head and rule
+        used += team_height(state, TEAM_ROWS_MAX) if panes.team else 0
+        used += 2 + max(1, min(len(state.events), event_rows)) if panes.events else 0
+        board_rows = max(MIN_BOARD_ROWS, height - used - 1)  # one spare line: no scrolling
+    parts.append(board_table(state, board_rows, now))
+    parts += problems
+    if panes.team:
+        parts.append(team_table(state, prices, team_rows))
+    if panes.events:
+        parts.append(events_table(state, event_rows))
+    return Group(*parts)
+
+
+def team_height(state: Any, cap: int) -> int:
+    """Lines the team pane takes (head and rule, members, +more, a note, the total)."""
+    n = len(state.members)
+    lines = 2 + min(n, cap) + (1 if n > cap else 0)
+    lines += 1 if state.team_problem or not n else 0
+    return lines + (1 if n else 0)
