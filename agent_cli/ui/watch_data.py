@@ -26,7 +26,7 @@ from ..board.models import BoardSnapshot
 from ..errors import AgentCliError
 from ..names import LEAD
 
-EVENTS_SHOWN = 8
+EVENTS_SHOWN = 15
 TAIL_BYTES = 32768
 MAX_INBOX_BYTES = 8 * 1024 * 1024
 RESCAN_S = 5.0  # re-read the board this often anyway: hand edits do not move the stamp

@@ -24,7 +24,8 @@ from ..pricing import PriceTable, combine, member_rows, price_rows
 from .style import agent_style
 
 TEAM_ROWS_MAX = 8
-EVENT_ROWS = 5
+EVENT_ROWS = 8  # in a --once frame; a live one shows what fits (at most EVENT_ROWS_MAX)
+EVENT_ROWS_MAX = 15
 MIN_BOARD_ROWS = 4
 
 
@@ -281,7 +282,7 @@ def frame(state: Any, workdir: str, prices: PriceTable, height: int | None,
     parts: list[RenderableType] = [header(state, workdir, now, live)]
     problems = problem_lines(state, None if height is None else 2)
     team_rows = None if height is None else TEAM_ROWS_MAX
-    event_rows = EVENT_ROWS if height is None else min(EVENT_ROWS, max(1, (height - 14) // 2))
+    event_rows = EVENT_ROWS if height is None else min(EVENT_ROWS_MAX, max(1, (height - 14) // 2))
     board_rows = None
     if height is not None:
         used = 1 + len(problems) + 2  # header, problems, the board's head and rule
