@@ -262,6 +262,7 @@ def run_soak(cfg: SoakConfig) -> SoakReport:
     started = time.monotonic()
     produce_until = time.time() + cfg.seconds * 0.8
     try:
+        rt.roster.add("outsider", "a shell in another terminal")  # `send --from` must be known
         for name in names:
             rt.team.spawn(name, "soak worker")
         n_cli_add = int(cfg.tasks * cfg.cli_add_share)

@@ -121,9 +121,19 @@ def test_refusals_change_nothing(workdir, team, argv, error, text) -> None:
     assert sorted(p.name for p in (workdir / ".team").rglob("*")) == before
 
 
-def test_send_to_the_lead_needs_no_roster(workdir, capsys) -> None:
+def test_send_checks_both_ends_against_the_team(workdir, capsys) -> None:
+    # --from is held to the same rule as --to: lead or a member, so a reply has somewhere
+    # to go; nothing is written for a refused name.
+    with pytest.raises(NotFound, match="no teammate 'alice' .* sender .*known: lead"):
+        run(workdir, "send", "--from", "alice", "--to", "lead", "done with #3")
+    assert Mailbox(workdir / ".team").peek("lead") == []
+    Roster(workdir / ".team").add("alice", "tester")
     assert run(workdir, "send", "--from", "alice", "--to", "lead", "done with #3") == 0
     assert [m.content for m in Mailbox(workdir / ".team").peek("lead")] == ["done with #3"]
+    help_text = subprocess.run([sys.executable, "-m", "agent_cli", "send", "--help"],
+                               capture_output=True, text=True, timeout=60).stdout
+    assert "Both --from and --to must be `lead` or a member of the team" in " ".join(
+        help_text.split())
 
 
 needs_full_cli = pytest.mark.skipif(

@@ -48,10 +48,14 @@ def add_parsers(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser
         "send",
         parents=[parent],
         help="send a message to the lead or a teammate",
-        description="Append a message to NAME's inbox; prints the new message id.",
+        description="Append a message to NAME's inbox; prints the new message id. Both "
+        "--from and --to must be `lead` or a member of the team (see `agent-cli team`): "
+        "a message from a name nobody can answer, or to an inbox nobody reads, is refused.",
     )
-    p.add_argument("--from", dest="sender", required=True, metavar="NAME", help="who sends it")
-    p.add_argument("--to", dest="to", required=True, metavar="NAME", help="who receives it")
+    p.add_argument("--from", dest="sender", required=True, metavar="NAME",
+                   help="who sends it: lead or a team member")
+    p.add_argument("--to", dest="to", required=True, metavar="NAME",
+                   help="who receives it: lead or a team member")
     p.add_argument("text", nargs="+", metavar="TEXT", help="the message")
     p.set_defaults(handler=run_send)
 
@@ -88,7 +92,7 @@ def format_team(team: str, members: list[Member]) -> str:
     header = ("NAME", "ROLE", "STATUS", "TASK", "IDLE REASON", "UPDATED (UTC)")
     rows = [header]
     for m in members:
-        reason = m.idle_reason
+        reason = " ".join(m.idle_reason.split())  # one table row, whatever the reason holds
         if len(reason) > REASON_WIDTH:
             reason = reason[: REASON_WIDTH - 3] + "..."
         rows.append(
@@ -154,11 +158,12 @@ def run_send(args: argparse.Namespace) -> int:
     from ..team.mailbox import Mailbox
     from ..team.roster import Roster
 
-    roster = Roster(team_dir)
-    if to != LEAD and roster.get(to) is None:
-        snap = roster.snapshot()
-        names = ", ".join([LEAD, *(m.name for m in snap.members)])
-        raise NotFound(f"no teammate {to!r} on team {snap.team} (known: {names})")
+    snap = Roster(team_dir).snapshot()
+    known = [LEAD, *(m.name for m in snap.members if m.name != LEAD)]
+    for role, name in (("recipient", to), ("sender", sender)):
+        if name not in known:
+            raise NotFound(f"no teammate {name!r} on team {snap.team} to be the {role} "
+                           f"(known: {', '.join(known)})")
     msg = Mailbox(team_dir).send(sender, to, text)
     print(msg.id)
     return 0
