@@ -39,6 +39,7 @@ Sig = tuple[int, int, int] | None
 class WatchState:
     """One consistent-enough view of the workdir for a frame."""
 
+    root: str = ""  # the workdir: problem paths are shown relative to it
     board: BoardSnapshot = field(default_factory=BoardSnapshot)
     board_error: str = ""
     team: str = "default"
@@ -116,7 +117,7 @@ class WatchSource:
         self._board = TaskBoard(self.tasks_dir)
         self._roster = Roster(self.team_dir)
         self._clock = clock
-        self.state = WatchState()
+        self.state = WatchState(root=str(workdir))
         self._stamp: str | None = None
         self._sigs: dict[str, Sig] = {}
         self._board_at = self._alive_at = -1e9

@@ -255,17 +255,19 @@ def events_table(state: Any, rows: int) -> Table:
 def header(state: Any, workdir: str, now: datetime, live: bool) -> Text:
     snap = state.board
     n = len(snap.tasks)
-    text = Text("agent-cli watch ", style="bold")
-    text.append(workdir, style="dim")
+    text = Text("agent-cli watch", style="bold", no_wrap=True, overflow="ellipsis")
     text.append(f"  {n} task{'s' if n != 1 else ''}  {now.strftime('%H:%M')} UTC")
     if live:
-        text.append("   q quit  t team  m events", style="dim")
+        text.append("  q quit  t team  m events", style="dim")
+    text.append(f"  {workdir}", style="dim")
     return text
 
 
 def problem_lines(state: Any, limit: int | None) -> list[Text]:
     wrap = {} if limit is None else {"no_wrap": True, "overflow": "ellipsis"}
-    lines = [Text(f"! {p.line()}", style="red", **wrap) for p in state.board.problems]
+    root = getattr(state, "root", "")
+    lines = [Text(f"! {_relative(p, root).line()}", style="red", **wrap)
+             for p in state.board.problems]
     if state.board_error:
         lines.insert(0, Text(f"! {state.board_error}", style="bold red", **wrap))
     if limit is not None and len(lines) > limit:
@@ -273,6 +275,13 @@ def problem_lines(state: Any, limit: int | None) -> list[Text]:
         lines = lines[: limit - 1] + [Text(f"! ... {more} more problems "
                                            "(agent-cli tasks doctor)", style="red", **wrap)]
     return lines
+
+
+def _relative(problem: Any, root: str) -> Any:
+    prefix = root.rstrip("/") + "/"
+    if root and problem.path.startswith(prefix):
+        return problem.model_copy(update={"path": problem.path[len(prefix):]})
+    return problem
 
 
 def frame(state: Any, workdir: str, prices: PriceTable, height: int | None,
