@@ -29,7 +29,7 @@ from ..names import LEAD
 EVENTS_SHOWN = 15
 TAIL_BYTES = 32768
 MAX_INBOX_BYTES = 8 * 1024 * 1024
-RESCAN_S = 5.0  # re-read the board this often anyway: hand edits do not move the stamp
+RESCAN_S = 30.0  # look for hand edits (they do not move the stamp) this often
 LIVENESS_S = 1.0
 
 Sig = tuple[int, int, int] | None
@@ -51,7 +51,7 @@ class WatchState:
     version: int = 0  # bumped on every change
 
 
-def file_sig(path: Path) -> Sig:
+def file_sig(path: str | Path) -> Sig:
     try:
         st = os.stat(path, follow_symlinks=False)
     except OSError:
@@ -59,7 +59,7 @@ def file_sig(path: Path) -> Sig:
     return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def read_regular(path: Path, offset: int = 0, limit: int = TAIL_BYTES) -> bytes:
+def read_regular(path: str | Path, offset: int = 0, limit: int = TAIL_BYTES) -> bytes:
     """Up to `limit` bytes of a regular file from `offset` (negative: from the end); b""
     for a missing file. Never follows a symlink or blocks on a FIFO: OSError for those."""
     try:
@@ -75,7 +75,7 @@ def read_regular(path: Path, offset: int = 0, limit: int = TAIL_BYTES) -> bytes:
         return fh.read(limit)
 
 
-def tail_events(path: Path, count: int = EVENTS_SHOWN) -> list[dict[str, Any]]:
+def tail_events(path: str | Path, count: int = EVENTS_SHOWN) -> list[dict[str, Any]]:
     """The last `count` complete, well-formed records of events.jsonl."""
     raw = read_regular(path, -TAIL_BYTES)
     lines = raw.split(b"\n")[:-1]  # the part after the last newline is still being written
@@ -94,7 +94,7 @@ def tail_events(path: Path, count: int = EVENTS_SHOWN) -> list[dict[str, Any]]:
     return list(reversed(records))
 
 
-def count_unread(inbox: Path, cursor: Path) -> int:
+def count_unread(inbox: str | Path, cursor: str | Path) -> int:
     """Complete lines after the reader's cursor: the messages nobody has taken in yet."""
     try:
         offset = int(json.loads(read_regular(cursor) or b"{}").get("offset", 0))
@@ -121,38 +121,42 @@ class WatchSource:
         self._stamp: str | None = None
         self._sigs: dict[str, Sig] = {}
         self._board_at = self._alive_at = -1e9
+        inbox = self.team_dir / "inbox"
+        self._paths = {  # str, not Path: a poll is a few syscalls, not pathlib work
+            "stamp": str(self.tasks_dir / ".stamp"),
+            "events": str(self.tasks_dir / "events.jsonl"),
+            "config": str(self.team_dir / "config.json"),
+            "inbox": str(inbox / f"{LEAD}.jsonl"),
+            "cursor": str(inbox / f"{LEAD}.cursor"),
+        }
 
     def poll(self) -> bool:
         """Re-read whatever changed since the last poll; True when the view changed."""
         now = self._clock()
         changed = False
-        stamp = read_stamp(self.tasks_dir / ".stamp")
+        paths = self._paths
+        stamp = read_stamp(paths["stamp"])
         if stamp != self._stamp or now - self._board_at >= RESCAN_S:
             self._stamp = stamp
             self._board_at = now
             changed |= self._read_board()
-        if self._moved("config", self.team_dir / "config.json"):
+        if self._moved("config"):
             self._read_team()
             changed = True
         if now - self._alive_at >= LIVENESS_S or changed:
             self._alive_at = now
             changed |= self._check_alive()
-        if self._moved("events", self.tasks_dir / "events.jsonl"):
-            changed |= self._set("events", self._safe(tail_events, self.tasks_dir / "events.jsonl",
-                                                     default=[]))
-        inbox = self.team_dir / "inbox"
-        if self._moved("inbox", inbox / f"{LEAD}.jsonl") | self._moved(
-            "cursor", inbox / f"{LEAD}.cursor"
-        ):
-            unread = self._safe(count_unread, inbox / f"{LEAD}.jsonl", inbox / f"{LEAD}.cursor",
-                                default=0)
+        if self._moved("events"):
+            changed |= self._set("events", self._safe(tail_events, paths["events"], default=[]))
+        if self._moved("inbox") | self._moved("cursor"):
+            unread = self._safe(count_unread, paths["inbox"], paths["cursor"], default=0)
             changed |= self._set("lead_unread", unread)
         if changed:
             self.state.version += 1
         return changed
 
-    def _moved(self, key: str, path: Path) -> bool:
-        sig = file_sig(path)
+    def _moved(self, key: str) -> bool:
+        sig = file_sig(self._paths[key])
         if key in self._sigs and self._sigs[key] == sig:
             return False
         self._sigs[key] = sig
