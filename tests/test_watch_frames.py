@@ -159,3 +159,31 @@ def test_the_clock_only_asks_for_a_redraw_when_a_shown_duration_changes() -> Non
         seconds=60))
     assert utc_now()  # the on-disk time format parses
     assert watch_view.parse_time(utc_now()) is not None
+
+
+def test_the_lead_row_shows_what_the_session_spent(workdir: Path, capsys) -> None:
+    import io
+    import json
+    from argparse import Namespace
+
+    from test_team_support import make_runtime
+
+    from agent_cli.models.base import Usage
+    from agent_cli.models.scripted import Reply, ScriptedModel
+    from agent_cli.ui.headless import run_headless
+
+    model = ScriptedModel({"lead": [Reply("ok", usage=Usage(input_tokens=4000,
+                                                            output_tokens=400))]},
+                          name="claude-opus-4-5")
+    rt = make_runtime(workdir, model)
+    args = Namespace(prompt="go", wait=False, timeout=30, output_format="json")
+    assert run_headless(rt, args, io.StringIO(), io.StringIO()) == 0
+    saved = json.loads((workdir / ".team" / "lead_usage.json").read_text())
+    assert saved["pid"] == os.getpid() and saved["spend"][0]["model"] == "claude-opus-4-5"
+    text = frame(workdir, capsys)
+    lead = next(line for line in text.splitlines() if line.startswith("lead "))
+    assert lead.split()[-2:] == ["4,400", "$0.03"]  # 4000*$5 + 400*$25 per million
+    assert next(line for line in text.splitlines() if line.startswith("total")).split()[-2:] \
+        == ["4,400", "$0.03"]
+    (workdir / ".team" / "lead_usage.json").write_text("{not json")
+    assert "lead " not in frame(workdir, capsys).split("team default")[1].split("events")[0]

@@ -212,8 +212,12 @@ class Team:
     def make_lead(self) -> Agent:
         """The lead Agent: prompts/lead.md, the lead's board/team tools and workspace tools."""
         from ..tools.team_tools import lead_tools
+        from .lead_usage import LeadUsage
+        from .roster import this_host
 
-        return build_agent(self.rt, LEAD, "lead", "lead", lead_tools(), self.rt.gate)
+        agent = build_agent(self.rt, LEAD, "lead", "lead", lead_tools(), self.rt.gate)
+        self.rt.events.subscribe(LeadUsage(self.rt.team_dir, agent, this_host()).on_event)
+        return agent
 
     def lead_unread(self) -> list[MailMessage]:
         """The lead's messages no turn has taken in yet (a peek: nothing is acknowledged)."""

@@ -48,6 +48,8 @@ class WatchState:
     team_problem: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)
     lead_unread: int = 0
+    lead: dict[str, Any] | None = None  # .team/lead_usage.json: the lead's ledger, pid, host
+    lead_alive: bool = False
     version: int = 0  # bumped on every change
 
 
@@ -128,6 +130,7 @@ class WatchSource:
             "config": str(self.team_dir / "config.json"),
             "inbox": str(inbox / f"{LEAD}.jsonl"),
             "cursor": str(inbox / f"{LEAD}.cursor"),
+            "lead": str(self.team_dir / "lead_usage.json"),
         }
 
     def poll(self) -> bool:
@@ -146,6 +149,10 @@ class WatchSource:
         if now - self._alive_at >= LIVENESS_S or changed:
             self._alive_at = now
             changed |= self._check_alive()
+        if self._moved("lead"):
+            from ..team.lead_usage import read_lead_usage
+
+            changed |= self._set("lead", read_lead_usage(self.team_dir))
         if self._moved("events"):
             changed |= self._set("events", self._safe(tail_events, paths["events"], default=[]))
         if self._moved("inbox") | self._moved("cursor"):
@@ -192,4 +199,22 @@ class WatchSource:
 
     def _check_alive(self) -> bool:
         alive = {m.name: self._roster.is_alive(m) for m in self.state.members}
-        return self._set("alive", alive)
+        lead = self.state.lead
+        lead_alive = lead is not None and self._pid_alive(lead.get("pid"), lead.get("host"))
+        return self._set("alive", alive) | self._set("lead_alive", lead_alive)
+
+    @staticmethod
+    def _pid_alive(pid: Any, host: Any) -> bool:
+        from ..team.roster import this_host
+
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or host != this_host():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        except OSError:
+            return False
+        return True

@@ -201,10 +201,18 @@ def team_table(state: Any, prices: PriceTable, rows: int | None) -> Table:
     table.add_column("tokens", justify="right", no_wrap=True)
     table.add_column("cost", justify="right", no_wrap=True)
     costs = []
+    lead = getattr(state, "lead", None)
+    if lead is not None:
+        cost = price_rows(lead.get("spend") or [], prices)
+        costs.append(cost)
+        where = "in a session" if state.lead_alive else "session ended"
+        table.add_row(Text("lead", style=agent_style("lead")), Text(where, style="dim"),
+                      f"{cost.tokens:,}", cost.text())
     shown = members if rows is None else members[:rows]
-    for m in members:
-        costs.append(price_rows(member_rows(m.spend, int(m.tokens or 0), m.model), prices))
-    for m, cost in zip(shown, costs, strict=False):
+    mate_costs = [price_rows(member_rows(m.spend, int(m.tokens or 0), m.model), prices)
+                  for m in members]
+    costs += mate_costs
+    for m, cost in zip(shown, mate_costs, strict=False):
         table.add_row(Text(m.name, style=agent_style(m.name)),
                       member_state(m, state.alive.get(m.name, False)),
                       f"{cost.tokens:,}", cost.text())
@@ -214,7 +222,7 @@ def team_table(state: Any, prices: PriceTable, rows: int | None) -> Table:
         table.add_row(Text("config", style="red"), Text(state.team_problem, style="red"), "", "")
     elif not members:
         table.add_row(Text("-", style="dim"), Text("no teammates yet", style="dim"), "", "")
-    if members:
+    if members or lead is not None:
         total = combine(costs)
         table.add_row(Text("total", style="bold"), "", f"{total.tokens:,}", total.text())
     return table
@@ -308,8 +316,9 @@ def frame(state: Any, workdir: str, prices: PriceTable, height: int | None,
 
 
 def team_height(state: Any, cap: int) -> int:
-    """Lines the team pane takes (head and rule, members, +more, a note, the total)."""
+    """Lines the team pane takes (head and rule, lead, members, +more, a note, the total)."""
     n = len(state.members)
-    lines = 2 + min(n, cap) + (1 if n > cap else 0)
+    lead = 1 if getattr(state, "lead", None) is not None else 0
+    lines = 2 + lead + min(n, cap) + (1 if n > cap else 0)
     lines += 1 if state.team_problem or not n else 0
-    return lines + (1 if n else 0)
+    return lines + (1 if n or lead else 0)
