@@ -162,7 +162,7 @@ def test_each_slash_command(harness: Harness, workdir: Path) -> None:
     rt = harness.rt
     rt.board.create("first task")
     rt.mail.send("alice", "lead", "the answer is 42", type="result")
-    assert "/tasks [ID]" in harness.command("/help", "/tasks [ID]")
+    assert "/tasks [ID|graph]" in harness.command("/help", "/tasks [ID|graph]")
     assert "first task" in harness.command("/tasks", "Tasks")
     assert "first task" in harness.command("/tasks 1", "status")
     assert "lead" in harness.command("/team", "Team")
