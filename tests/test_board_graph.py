@@ -182,3 +182,19 @@ def test_slash_tasks_graph_shows_the_text_form(workdir: Path, arg: str) -> None:
     assert dispatch(SlashContext(Console(file=out, width=80), Rt(), None, UiSettings()),
                     f"/tasks {arg}").ok
     assert "[ ] #1 task 1\n└─> [!] #2 task 2 (waits for #1)" in out.getvalue()
+
+
+def test_a_chain_of_thousands_is_drawn_without_recursion_and_in_whole_lines() -> None:
+    from agent_cli.board.graph_render import render_dot, render_mermaid, render_text
+    from agent_cli.board.models import BoardSnapshot, Task
+
+    now = "2026-03-01T12:00:00.000Z"
+    tasks = [Task(id=i, subject=f"step {i}", blocked_by=[i - 1] if i > 1 else [],
+                  created_at=now, updated_at=now) for i in range(1, 5001)]
+    snap = BoardSnapshot(tasks=tasks)
+    text = render_text(snap, width=80)
+    lines = text.splitlines()
+    assert len(lines) == 5001 and all(len(line) <= 80 for line in lines)
+    assert lines[1] == "[ ] #1 step 1" and lines[-1].endswith("...")
+    assert render_mermaid(snap).count(" --> ") == 4999
+    assert render_dot(snap).count(" -> ") == 4999

@@ -53,11 +53,17 @@ class Node:
 @dataclass
 class Graph:
     nodes: dict[int, Node] = field(default_factory=dict)
-    edges: list[tuple[int, int]] = field(default_factory=list)  # (blocker, blocked)
+    edges: list[tuple[int, int]] = field(default_factory=list)  # (blocker, blocked), sorted
     problems: list[str] = field(default_factory=list)
+    _children: dict[int, list[int]] | None = None
 
     def children(self, node_id: int) -> list[int]:
-        return sorted(b for a, b in self.edges if a == node_id)
+        if self._children is None:
+            kids: dict[int, list[int]] = {}
+            for a, b in self.edges:
+                kids.setdefault(a, []).append(b)
+            self._children = kids
+        return self._children.get(node_id, [])
 
     def roots(self) -> list[int]:
         targets = {b for _, b in self.edges}
@@ -96,35 +102,45 @@ def render_text(snapshot: BoardSnapshot, width: int = 100) -> str:
              f"{len(graph.edges)} dependenc{'ies' if len(graph.edges) != 1 else 'y'} "
              "(blocker -> what it unblocks)"]
     drawn: set[int] = set()
-
-    def draw(node_id: int, prefix: str, branch: str, path: tuple[int, ...]) -> None:
-        node = graph.nodes[node_id]
-        text = f"{MARKS[node.state]} {node.label()}"
-        if node.waits_for:
-            text += f" (waits for {dag.ids_text(node.waits_for)})"
-        if node_id in path:
-            lines.append(_cut(f"{prefix}{branch}{text}  <- cycle", width))
-            return
-        if node_id in drawn:
-            lines.append(_cut(f"{prefix}{branch}{text}  (see above)", width))
-            return
-        drawn.add(node_id)
-        lines.append(_cut(f"{prefix}{branch}{text}", width))
-        kids = graph.children(node_id)
-        inner = prefix + ("" if not branch else ("    " if branch.startswith("└") else "│   "))
-        for i, kid in enumerate(kids):
-            last = i == len(kids) - 1
-            draw(kid, inner, "└─> " if last else "├─> ", (*path, node_id))
-
-    for root in graph.roots():
-        draw(root, "", "", ())
-    for node_id in sorted(graph.nodes):  # only cycles are left: nothing reaches them
-        if node_id not in drawn:
-            draw(node_id, "", "", ())
+    for start in [*graph.roots(), *sorted(graph.nodes)]:  # then what only cycles reach
+        if start not in drawn:
+            _draw_tree(graph, start, drawn, lines, width)
     if graph.problems:
         lines.append("problems:")
         lines += [f"  {p}" for p in graph.problems]  # whole: what to fix
     return "\n".join(lines)
+
+
+def _draw_tree(graph: Graph, root: int, drawn: set[int], lines: list[str], width: int) -> None:
+    """Draw `root` and what it unblocks, depth first (iterative: a chain of thousands of
+    tasks must not hit the recursion limit)."""
+    on_path: list[int] = []  # the ancestors of the node being drawn (and as a set)
+    ancestors: set[int] = set()
+    stack: list[tuple[int, str, str, int]] = [(root, "", "", 0)]  # node, prefix, branch, depth
+    while stack:
+        node_id, prefix, branch, depth = stack.pop()
+        ancestors.difference_update(on_path[depth:])
+        del on_path[depth:]
+        node = graph.nodes[node_id]
+        text = f"{MARKS[node.state]} {node.label()}"
+        if node.waits_for:
+            text += f" (waits for {dag.ids_text(node.waits_for)})"
+        if node_id in ancestors:
+            lines.append(_cut(f"{prefix}{branch}{text}  <- cycle", width))
+            continue
+        if node_id in drawn:
+            lines.append(_cut(f"{prefix}{branch}{text}  (see above)", width))
+            continue
+        drawn.add(node_id)
+        on_path.append(node_id)
+        ancestors.add(node_id)
+        lines.append(_cut(f"{prefix}{branch}{text}", width))
+        inner = prefix + ("" if not branch else ("    " if branch.startswith("└") else "│   "))
+        inner = inner[:width]  # deeper than the screen: the line is cut anyway
+        kids = graph.children(node_id)
+        for i in reversed(range(len(kids))):
+            last = i == len(kids) - 1
+            stack.append((kids[i], inner, "└─> " if last else "├─> ", depth + 1))
 
 
 def _cut(line: str, width: int) -> str:
