@@ -198,6 +198,8 @@ def price_rows(rows: Iterable[Mapping[str, Any]], table: PriceTable) -> Cost:
     tokens = unpriced = 0
     missing: list[str] = []
     for row in rows:
+        if not isinstance(row, Mapping):
+            continue  # a hand-edited file: skip what is not a row
         counts = _counts(row)
         n = sum(counts.values())
         tokens += n
@@ -241,6 +243,8 @@ def totals(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     """The four counts summed over rows."""
     out = dict.fromkeys(KINDS, 0)
     for row in rows:
+        if not isinstance(row, Mapping):
+            continue
         for kind, n in _counts(row).items():
             out[kind] += n
     return out

@@ -142,3 +142,10 @@ def test_headless_json_for_an_unpriced_model_has_a_null_cost(workdir: Path) -> N
     usage = json.loads(out.getvalue())["usage"]
     assert usage["cost_usd"] is None and usage["unpriced_tokens"] == 2100
     assert usage["unpriced_models"] == ["local-server"]
+
+
+def test_rows_from_a_hand_edited_file_never_crash_the_pricing() -> None:
+    rows = ["junk", {"model": 5, "input_tokens": "many", "output_tokens": True},
+            {"model": "claude-haiku-4-5", "output_tokens": 1_000_000}]
+    cost = price_rows(rows, TABLE)
+    assert cost.usd == pytest.approx(5.0) and cost.tokens == 1_000_000

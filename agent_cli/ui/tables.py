@@ -161,7 +161,7 @@ def cost_table(lead_rows: list[dict[str, Any]], members: list[Any], prices: Any)
         cost = price_rows(rows, prices)
         costs.append(cost)
         t = totals(rows)
-        models = sorted({str(r.get("model") or "?") for r in rows}) or ["-"]
+        models = sorted({str(r.get("model") or "?") for r in rows if isinstance(r, dict)}) or ["-"]
         table.add_row(
             Text(name, style=agent_style(name)), ", ".join(models),
             f"{t['input_tokens']:,}", f"{t['output_tokens']:,}",
