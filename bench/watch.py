@@ -9,6 +9,8 @@ update_ms_p50 / update_ms_max   a task created by this process (TaskBoard.create
 idle_cpu_pct                    CPU the watch process used while nothing changed for S
                                 seconds (utime + stime from /proc), in percent of one core.
                                 Target ~0.
+idle_floor_pct                  the same for a bare Python loop waking in select() every
+                                POLL_S and doing nothing (the floor, measured in this run).
 poll_unchanged_us               one WatchSource.poll() when nothing changed (in-process).
 snapshot_ms                     one board snapshot of the N-task board from a cold reader
                                 (what a poll pays after a change, at worst).
@@ -135,6 +137,24 @@ def live_figures(workdir: Path, board: TaskBoard, probes: int, idle_s: float) ->
     }
 
 
+def floor_figure(idle_s: float) -> float:
+    """CPU of a Python process that only wakes every POLL_S: what any poller pays."""
+    import subprocess
+
+    from agent_cli.ui.watch import POLL_S
+
+    code = f"import select\nwhile True: select.select([], [], [], {POLL_S})"
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        time.sleep(0.5)
+        before = cpu_seconds(proc.pid)
+        time.sleep(idle_s)
+        return round((cpu_seconds(proc.pid) - before) / idle_s * 100, 2)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=int, default=500)
@@ -147,6 +167,7 @@ def main() -> None:
         board = setup(workdir, args.tasks)
         figures = {"tasks": args.tasks, **in_process_figures(workdir)}
         figures.update(live_figures(workdir, board, args.probes, args.idle_seconds))
+        figures["idle_floor_pct"] = floor_figure(args.idle_seconds)
     if args.json:
         print(json.dumps(figures))
     else:

@@ -49,7 +49,7 @@ def test_slash_completion_treats_the_slash_as_part_of_the_word(workdir: Path) ->
     assert completions(completer, "/ta") == ["/tasks"]
     assert completions(completer, "/t") == ["/tasks", "/team"]
     assert completions(completer, "/shutdown a") == ["alice"]
-    assert completions(completer, "/tasks ") == ["1", "2"]
+    assert completions(completer, "/tasks ") == ["1", "2", "graph"]
     assert completions(completer, "/permissions r") == ["remove"]
     assert completions(completer, "/mode p") == ["plan"]
     assert completions(completer, "hello /ta") == []

@@ -326,7 +326,7 @@ def argument_values(runtime: Any) -> Callable[[str, int, list[str]], Iterable[st
         if command == "/shutdown" and index == 0:
             return [m.name for m in teammates(runtime) if m.status != "shutdown"]
         if command == "/tasks" and index == 0:
-            return ["graph", *(str(t.id) for t in runtime.board.snapshot().tasks)]
+            return [*(str(t.id) for t in runtime.board.snapshot().tasks), "graph"]
         if command == "/mode" and index == 0:
             return list(MODES)
         if command == "/model" and index == 0:
