@@ -68,7 +68,7 @@ def test_a_corrupt_task_file_is_a_problem_line_not_a_crash(workdir: Path, board:
 def test_each_teammate_state_tokens_and_cost(workdir: Path, capsys) -> None:
     roster = Roster(workdir / ".team")
     live = {"pid": os.getppid(), "host": this_host()}  # a process that surely runs
-    for name in ("alice", "bob", "carol", "dave", "erin", "frank"):
+    for name in ("alice", "bob", "carol", "dave", "erin", "frank", "gina"):
         roster.add(name, "worker")
     roster.update("alice", status="working", current_task=4, **live, tokens=22_000, spend=[
         {"model": "claude-sonnet-4-5", "tier": "base", "input_tokens": 20_000,
@@ -79,6 +79,7 @@ def test_each_teammate_state_tokens_and_cost(workdir: Path, capsys) -> None:
     roster.update("dave", status="shutdown")
     roster.update("erin", status="failed", idle_reason="model error (auth)")
     roster.update("frank", status="working", current_task=7, pid=2**22 + 17, host=this_host())
+    roster.update("gina", status="working", current_task=8, pid=1, host="far-away")
     text = frame(workdir, capsys, "--width", "100")
     rows = {line.split()[0]: line for line in text.splitlines() if line.split()}
     assert "working on #4" in rows["alice"] and "22,000" in rows["alice"]
@@ -88,8 +89,9 @@ def test_each_teammate_state_tokens_and_cost(workdir: Path, capsys) -> None:
     assert "waiting for plan approval" in rows["carol"]
     assert "shut down" in rows["dave"]
     assert "failed: model error (auth)" in rows["erin"]
-    assert "gone" in rows["frank"] and "(was on #7)" in rows["frank"]
-    assert "team default (6)" in text
+    assert f"gone (process {2**22 + 17} ended, was on #7)" in rows["frank"]
+    assert "working on #8 (on far-away)" in rows["gina"]  # another host: not checkable
+    assert "team default (7)" in text
     assert rows["total"].rstrip().endswith("$0.09 + unpriced")
 
 

@@ -40,6 +40,7 @@ class WatchState:
     """One consistent-enough view of the workdir for a frame."""
 
     root: str = ""  # the workdir: problem paths are shown relative to it
+    host: str = ""  # this machine: teammates elsewhere cannot be checked for liveness
     board: BoardSnapshot = field(default_factory=BoardSnapshot)
     board_error: str = ""
     team: str = "default"
@@ -119,7 +120,9 @@ class WatchSource:
         self._board = TaskBoard(self.tasks_dir)
         self._roster = Roster(self.team_dir)
         self._clock = clock
-        self.state = WatchState(root=str(workdir))
+        from ..team.roster import this_host
+
+        self.state = WatchState(root=str(workdir), host=this_host())
         self._stamp: str | None = None
         self._sigs: dict[str, Sig] = {}
         self._board_at = self._alive_at = -1e9

@@ -171,17 +171,28 @@ def board_table(state: Any, rows: int | None, now: datetime) -> Table:
     return table
 
 
-def member_state(member: Any, alive: bool) -> Text:
+def member_state(member: Any, alive: bool, here: str = "") -> Text:
+    """What a teammate is doing; "gone" when its status says it runs but its process (on
+    this host) does not. A process on another host cannot be checked: its status is shown."""
     status = member.status
     if status in ("shutdown", "failed"):
         text = "shut down" if status == "shutdown" else "failed"
         if status == "failed" and member.idle_reason:
             text += f": {member.idle_reason}"
         return Text(text, style="dim" if status == "shutdown" else "bold red")
-    if not alive:
-        was = f" (was on #{member.current_task})" if member.current_task else ""
-        where = f" on {member.host}" if member.host and member.pid else ""
-        return Text(f"gone{where}{was}", style="red")
+    elsewhere = bool(member.host and here and member.host != here)
+    if not alive and not elsewhere:
+        was = f", was on #{member.current_task}" if member.current_task else ""
+        why = f"process {member.pid} ended" if member.pid else "not running"
+        return Text(f"gone ({why}{was})", style="red")
+    text = _running_state(member)
+    if elsewhere:
+        text.append(f" (on {member.host})", style="dim")
+    return text
+
+
+def _running_state(member: Any) -> Text:
+    status = member.status
     if status == "working":
         on = f" on #{member.current_task}" if member.current_task else ""
         return Text(f"working{on}", style="yellow")
@@ -214,7 +225,8 @@ def team_table(state: Any, prices: PriceTable, rows: int | None) -> Table:
     costs += mate_costs
     for m, cost in zip(shown, mate_costs, strict=False):
         table.add_row(Text(m.name, style=agent_style(m.name)),
-                      member_state(m, state.alive.get(m.name, False)),
+                      member_state(m, state.alive.get(m.name, False),
+                                   getattr(state, "host", "")),
                       f"{cost.tokens:,}", cost.text())
     if len(shown) < len(members):
         table.add_row(Text(f"+{len(members) - len(shown)} more", style="dim"), "", "", "")
