@@ -5,9 +5,9 @@ events and the lead's unread count, each re-read only when its file changed.
 stamp when nothing changed: the board snapshot is taken (through the board's parsed cache,
 which re-reads only the task files the stamp's journal names) only when the stamp moved,
 and the roster, event log and inbox only when their (mtime, size, inode) changed. Liveness
-of teammates' processes is checked at most once a second. Everything here only reads: no
-inbox is acknowledged, nothing is set aside (the board's lock file is the one thing a read
-may create, as any `agent-cli tasks` command does).
+of teammates' processes is checked at most once a second. Nothing here acknowledges an
+inbox or sets a file aside; the board is read through TaskBoard like any other reader (which
+may create `.tasks/.lock` and finish the event-log append of a writer that died halfway).
 """
 
 from __future__ import annotations

@@ -217,6 +217,8 @@ def team_table(state: Any, prices: PriceTable, rows: int | None) -> Table:
         cost = price_rows(lead.get("spend") or [], prices)
         costs.append(cost)
         where = "in a session" if state.lead_alive else "session ended"
+        if lead.get("model"):
+            where += f" ({lead['model']})"
         table.add_row(Text("lead", style=agent_style("lead")), Text(where, style="dim"),
                       f"{cost.tokens:,}", cost.text())
     shown = members if rows is None else members[:rows]
