@@ -189,3 +189,38 @@ def test_the_lead_row_shows_what_the_session_spent(workdir: Path, capsys) -> Non
         == ["4,400", "$0.03"]
     (workdir / ".team" / "lead_usage.json").write_text("{not json")
     assert "lead " not in frame(workdir, capsys).split("team default")[1].split("events")[0]
+
+
+@pytest.mark.parametrize("height", [16, 24, 40])
+@pytest.mark.parametrize("team,events", [(True, True), (False, True), (True, False)])
+def test_a_busy_board_fits_the_terminal(workdir: Path, height: int, team: bool,
+                                        events: bool) -> None:
+    import io
+
+    from agent_cli.pricing import PriceTable
+    from agent_cli.ui.style import make_console
+    from agent_cli.ui.watch_data import WatchSource
+
+    b = TaskBoard(workdir / ".tasks")
+    for i in range(1, 31):
+        b.create(f"job {i}", blocked_by=[i - 1] if i % 2 == 0 else [])
+    for i in (1, 3, 5):
+        b.claim(i, f"w{i}")
+    roster = Roster(workdir / ".team")
+    for i in range(12):
+        roster.add(f"mate{i}", "worker")
+    (workdir / ".tasks" / "task_99.json").write_text("{")
+    source = WatchSource(workdir)
+    source.poll()
+    out = io.StringIO()
+    console = make_console(out, 80, False)
+    console.print(watch_view.frame(source.state, str(workdir), PriceTable.load(), height,
+                                   watch_view.Panes(team, events), live=True))
+    lines = out.getvalue().splitlines()
+    assert len(lines) < height  # one spare line: the live view never scrolls
+    assert all(len(line) <= 80 for line in lines)
+    text = out.getvalue()
+    assert "in progress (3)" in text and ("team default (12)" in text) == team
+    assert ("lead inbox" in text) == events
+    if team:
+        assert "more" in text  # the teammates that do not fit are counted, not dropped

@@ -28,8 +28,8 @@ def _size(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 20 <= value <= 1000:
-        raise argparse.ArgumentTypeError(f"{text!r}: use 20 to 1000")
+    if not 10 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{text!r}: use 10 to 1000")
     return value
 
 

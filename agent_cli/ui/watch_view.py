@@ -26,7 +26,7 @@ from .style import agent_style
 TEAM_ROWS_MAX = 8
 EVENT_ROWS = 8  # in a --once frame; a live one shows what fits (at most EVENT_ROWS_MAX)
 EVENT_ROWS_MAX = 15
-MIN_BOARD_ROWS = 4
+MIN_BOARD_ROWS = 3  # one task and the '+N older' line
 
 
 @dataclass
@@ -312,14 +312,10 @@ def frame(state: Any, workdir: str, prices: PriceTable, height: int | None,
     now = now or datetime.now(UTC)
     parts: list[RenderableType] = [header(state, workdir, now, live)]
     problems = problem_lines(state, None if height is None else 2)
-    team_rows = None if height is None else TEAM_ROWS_MAX
-    event_rows = EVENT_ROWS if height is None else min(EVENT_ROWS_MAX, max(1, (height - 14) // 2))
-    board_rows = None
-    if height is not None:
-        used = 1 + len(problems) + 2  # header, problems, the board's head and rule
-        used += team_height(state, TEAM_ROWS_MAX) if panes.team else 0
-        used += 2 + max(1, min(len(state.events), event_rows)) if panes.events else 0
-        board_rows = max(MIN_BOARD_ROWS, height - used - 1)  # one spare line: no scrolling
+    if height is None:
+        board_rows, team_rows, event_rows = None, None, EVENT_ROWS
+    else:
+        board_rows, team_rows, event_rows = budget(state, height, panes, len(problems))
     parts.append(board_table(state, board_rows, now))
     parts += problems
     if panes.team:
@@ -327,6 +323,26 @@ def frame(state: Any, workdir: str, prices: PriceTable, height: int | None,
     if panes.events:
         parts.append(events_table(state, event_rows))
     return Group(*parts)
+
+
+def budget(state: Any, height: int, panes: Panes, problems: int) -> tuple[int, int, int]:
+    """Rows for the board, teammates and events so the frame fits `height` with a spare
+    line: the panes get a share, and give rows back until the board has its minimum."""
+    team_rows = min(TEAM_ROWS_MAX, max(1, (height - 12) // 3))
+    event_rows = min(EVENT_ROWS_MAX, max(1, (height - 15) // 3))
+
+    def left() -> int:
+        used = 1 + problems + 2 + 1  # header, problems, the board's head and rule, spare
+        used += team_height(state, team_rows) if panes.team else 0
+        used += 2 + max(1, min(len(state.events), event_rows)) if panes.events else 0
+        return height - used
+
+    while left() < MIN_BOARD_ROWS and (team_rows > 1 or event_rows > 1):
+        if event_rows >= team_rows and event_rows > 1:
+            event_rows -= 1
+        else:
+            team_rows -= 1
+    return max(MIN_BOARD_ROWS, left()), team_rows, event_rows
 
 
 def team_height(state: Any, cap: int) -> int:
