@@ -69,6 +69,9 @@ def test_nothing_changed_means_no_board_read(workdir: Path, monkeypatch) -> None
 
 def test_another_process_write_is_seen_by_re_reading_only_that_task(workdir: Path,
                                                                     monkeypatch) -> None:
+    from agent_cli.board import cache
+
+    monkeypatch.setattr(cache, "FULL_RESCAN_NS", 10**15)  # a slow machine: no periodic rescan
     board = TaskBoard(workdir / ".tasks")
     for i in range(30):
         board.create(f"task {i}")
