@@ -248,3 +248,26 @@ def totals(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         for kind, n in _counts(row).items():
             out[kind] += n
     return out
+
+
+def cost_report(lead_rows: list[dict[str, Any]], members: Iterable[Any],
+                table: PriceTable | None = None) -> dict[str, Any]:
+    """The headless report's cost fields: `cost_usd` (priced models only; null when nothing
+    was priced), per agent, and the tokens no price covers (`members`: roster members)."""
+    prices = table or PriceTable.load()
+    costs = {"lead": price_rows(lead_rows, prices)}
+    for m in members:
+        rows = member_rows(m.spend, int(m.tokens or 0), m.model)
+        costs[m.name] = price_rows(rows, prices)
+    total = combine(costs.values())
+    return {
+        "cost_usd": _usd(total.usd),
+        "cost_by_agent": {name: _usd(c.usd) for name, c in costs.items()},
+        "unpriced_tokens": total.unpriced_tokens,
+        "unpriced_models": list(total.unpriced_models),
+        "prices_checked": prices.checked,
+    }
+
+
+def _usd(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)

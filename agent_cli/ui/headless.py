@@ -30,6 +30,7 @@ from typing import Any, TextIO
 from ..errors import UserError
 from ..events import Event, MessageEvent, Notice
 from ..names import LEAD
+from ..pricing import cost_report
 from .toolbar import count_tasks
 
 NO_HUMAN = "no human to approve in headless mode"
@@ -251,35 +252,10 @@ def build_report(runtime: Any, lead: Any, result: Any, denials: list[dict]) -> d
             "lead": {**usage.model_dump(), "total_tokens": usage.total},
             "teammates": teammates,
             "total_tokens": usage.total + sum(teammates.values()),
-            **cost_report(lead.spend.rows(), members),
+            **cost_report(lead.spend.rows(), members),  # cost_usd, cost_by_agent, ...
         },
         "denials": denials,
     }
-
-
-def cost_report(lead_rows: list[dict[str, Any]], members: list[Any]) -> dict[str, Any]:
-    """`cost_usd` (priced models only; null when nothing was priced), per agent, and the
-    tokens no price covers (a local or unknown model: never a guessed price)."""
-    from ..pricing import PriceTable, combine, member_rows, price_rows
-
-    prices = PriceTable.load()
-    costs = {"lead": price_rows(lead_rows, prices)}
-    costs.update({
-        m.name: price_rows(member_rows(m.spend, int(m.tokens or 0), m.model), prices)
-        for m in members
-    })
-    total = combine(costs.values())
-    return {
-        "cost_usd": _usd(total.usd),
-        "cost_by_agent": {name: _usd(c.usd) for name, c in costs.items()},
-        "unpriced_tokens": total.unpriced_tokens,
-        "unpriced_models": list(total.unpriced_models),
-        "prices_checked": prices.checked,
-    }
-
-
-def _usd(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
 
 
 def still_running(runtime: Any, lead_busy: bool) -> list[str]:
