@@ -157,8 +157,9 @@ def test_the_clock_only_asks_for_a_redraw_when_a_shown_duration_changes() -> Non
         claimed_at="2026-03-01T11:50:00.000Z")]))
     at = datetime(2026, 3, 1, 12, 0, 10, tzinfo=UTC)
     later = at + timedelta(seconds=30)
-    assert watch_view.clock_key(state, at) == watch_view.clock_key(state, later)
-    assert watch_view.clock_key(state, at) != watch_view.clock_key(state, at + timedelta(
+    working = watch_view.in_progress(state)
+    assert watch_view.clock_key(working, at) == watch_view.clock_key(working, later)
+    assert watch_view.clock_key(working, at) != watch_view.clock_key(working, at + timedelta(
         seconds=60))
     assert utc_now()  # the on-disk time format parses
     assert watch_view.parse_time(utc_now()) is not None

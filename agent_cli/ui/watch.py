@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from ..pricing import PriceTable
 from .style import make_console
 from .watch_data import WatchSource
-from .watch_view import Panes, clock_key, frame
+from .watch_view import Panes, clock_key, frame, in_progress
 
 POLL_S = 0.1  # a change by another process shows within this (plus one draw)
 DEFAULT_WIDTH = 100
@@ -119,10 +119,13 @@ def run_live(workdir: Path) -> int:
             redirect_stderr=False,
         ) as live:
             redraw = True
+            working: tuple[int, list] = (-1, [])
             while True:
                 redraw |= source.poll() | resized.take()
                 now = datetime.now(UTC)
-                key = clock_key(source.state, now)
+                if working[0] != source.state.version:
+                    working = (source.state.version, in_progress(source.state))
+                key = clock_key(working[1], now)
                 if redraw or key != last_clock:
                     last_clock = key
                     live.update(frame(source.state, where, prices, console.size.height,

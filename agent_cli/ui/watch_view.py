@@ -10,6 +10,7 @@ lead's unread count.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -71,11 +72,14 @@ def span(seconds: int) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
 
 
-def clock_key(state: Any, now: datetime) -> tuple:
-    """Everything in a frame that changes with time alone: redraw only when it differs."""
-    timed = [progress_entry(t, now).detail.plain
-             for t in state.board.tasks if t.status == "in_progress"]
-    return (now.strftime("%H:%M"), tuple(timed))
+def in_progress(state: Any) -> list[Any]:
+    return [t for t in state.board.tasks if t.status == "in_progress"]
+
+
+def clock_key(working: list[Any], now: datetime) -> tuple:
+    """Everything in a frame that changes with time alone (`working`: the in-progress
+    tasks): redraw only when it differs."""
+    return (now.strftime("%H:%M"), tuple(progress_entry(t, now).detail.plain for t in working))
 
 
 def _first_line(text: str | None) -> str:
@@ -132,37 +136,37 @@ def done_entry(task: Any) -> Entry:
     return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
 
 
-def fit(entries: list[Entry], rows: int | None) -> tuple[list[Entry], int]:
-    """The entries to show in `rows` lines (two lines each) and how many are hidden: by id
+def fit(tasks: list[Any], rows: int | None) -> tuple[list[Any], int]:
+    """The tasks to show in `rows` lines (two lines each) and how many are hidden: by id
     when all fit, else the most recently changed first."""
-    if rows is None or 2 * len(entries) <= rows:
-        return sorted(entries, key=lambda e: e.task_id), 0
+    if rows is None or 2 * len(tasks) <= rows:
+        return sorted(tasks, key=lambda t: t.id), 0
     keep = max(0, (rows - 1) // 2)
-    newest = sorted(entries, key=lambda e: (e.updated, e.task_id), reverse=True)
-    return newest[:keep], len(entries) - keep
+    newest = heapq.nlargest(keep, tasks, key=lambda t: (t.updated_at, t.id))
+    return newest, len(tasks) - keep
 
 
 def board_table(state: Any, rows: int | None, now: datetime) -> Table:
     snap = state.board
     tasks = snap.by_id()
-    columns = {
-        "pending": [pending_entry(t, tasks) for t in snap.tasks if t.status == "pending"],
-        "in progress": [progress_entry(t, now) for t in snap.tasks if t.status == "in_progress"],
-        "completed": [done_entry(t) for t in snap.tasks if t.status == "completed"],
-    }
-    blocked = sum(1 for e in columns["pending"] if e.detail.plain.startswith("blocked"))
+    columns = {name: [t for t in snap.tasks if t.status == status]
+               for name, status in (("pending", "pending"), ("in progress", "in_progress"),
+                                    ("completed", "completed"))}
+    blocked = sum(1 for t in columns["pending"] if dag.waiting_on(t, tasks))
+    makers = {"pending": lambda t: pending_entry(t, tasks),
+              "in progress": lambda t: progress_entry(t, now), "completed": done_entry}
     table = Table(box=box.SIMPLE_HEAD, expand=True, show_edge=False, pad_edge=False,
                   padding=(0, 1))
     styles = {"pending": "bold", "in progress": "bold yellow", "completed": "bold green"}
     cells = []
-    for name, entries in columns.items():
-        head = f"{name} ({len(entries)}"
+    for name, column in columns.items():
+        head = f"{name} ({len(column)}"
         head += f", {blocked} blocked)" if name == "pending" and blocked else ")"
         table.add_column(Text(head, style=styles[name]), ratio=1, no_wrap=True,
                          overflow="ellipsis")
-        shown, hidden = fit(entries, rows)
+        shown, hidden = fit(column, rows)
         lines: list[Text] = []
-        for e in shown:
+        for e in map(makers[name], shown):  # entries only for what is shown
             lines += [e.title, Text("  ").append_text(e.detail)]
         if hidden:
             lines.append(Text(f"+{hidden} older", style="dim"))
