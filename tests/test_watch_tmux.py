@@ -102,3 +102,43 @@ def test_keys_toggle_panes_and_q_quits(workdir: Path, screen: Screen) -> None:
     while screen.alive() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not screen.alive(), "q did not end watch"
+
+
+def test_a_headless_team_run_shows_up_live(workdir: Path, tmp_path: Path) -> None:
+    import json
+
+    script = {
+        "lead": [
+            {"text": "Planning.", "tool_calls": [
+                {"name": "create_task", "input": {"subject": "from headless"}},
+                {"name": "spawn_teammate", "input": {"name": "carol", "role": "tester"}}]},
+            {"text": "carol takes it."},
+            {"text": "carol could not run her command."},
+        ],
+        "carol": [
+            {"text": "Running.", "tool_calls": [{"name": "shell",
+                                                  "input": {"command": "echo hi"}}]},
+            {"text": "It was denied."},
+        ],
+    }
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    env = f"env -i HOME={shlex.quote(str(workdir))} PATH={shlex.quote(os.environ['PATH'])}"
+    s = Screen(f"{env} TERM=xterm-256color {shlex.quote(sys.executable)} -m agent_cli -C "
+               f"{shlex.quote(str(workdir))} watch", 100, 40)
+    try:
+        s.wait(lambda t: "pending (0)" in t, "the empty board")
+        proc = subprocess.run(
+            [sys.executable, "-m", "agent_cli", "--model", f"script:{path}", "-C", str(workdir),
+             "-p", "plan it", "--wait", "--timeout", "60"],
+            capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        text = s.wait(lambda t: "shut down" in t and "released #1" in t
+                      and "session ended" in t, "carol's claim, release and shutdown")
+        assert "#1 from headless" in text and "pending (1)" in text  # released on shutdown
+        assert "carol claimed #1 from headless" in text
+        assert "lead created #1 from headless" in text
+        lead = next(line for line in text.splitlines() if line.startswith("lead "))
+        assert "session ended (script:" in lead and lead.rstrip().endswith("-")  # unpriced
+    finally:
+        s.kill()
