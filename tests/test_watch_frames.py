@@ -226,3 +226,12 @@ def test_a_busy_board_fits_the_terminal(workdir: Path, height: int, team: bool,
     assert ("lead inbox" in text) == events
     if team:
         assert "more" in text  # the teammates that do not fit are counted, not dropped
+
+
+def test_a_routed_task_says_who_may_take_it(workdir: Path, capsys) -> None:
+    b = TaskBoard(workdir / ".tasks")
+    b.create("write the docs", assignee="writer", require_plan=True)
+    b.create("test it", blocked_by=[1], role="tester")
+    text = frame(workdir, capsys)
+    assert "ready to claim for @writer +plan" in text
+    assert "blocked by #1 for role tester" in text
