@@ -232,6 +232,6 @@ def test_a_routed_task_says_who_may_take_it(workdir: Path, capsys) -> None:
     b = TaskBoard(workdir / ".tasks")
     b.create("write the docs", assignee="writer", require_plan=True)
     b.create("test it", blocked_by=[1], role="tester")
-    text = frame(workdir, capsys)
+    text = frame(workdir, capsys, "--width", "150")
     assert "ready to claim for @writer +plan" in text
     assert "blocked by #1 for role tester" in text
