@@ -30,6 +30,8 @@ class RuntimeConfig:
     idle_timeout_s: float = 60.0  # 0 = never send an idle notification
     check_interval_s: float = 0.05  # how often a waiter re-checks other processes' changes
     compact_threshold_tokens: int = 100_000
+    lease_s: float | None = None  # claim lease (None: $AGENT_CLI_LEASE_S, else 10 minutes)
+    session: str | None = None  # None: no session; "new"; "continue"; or a session id
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -43,6 +45,7 @@ class Runtime:
         from .permissions.broker import ApprovalBroker
         from .permissions.gate import PermissionGate
         from .permissions.policy import PermissionPolicy
+        from .team.liveness import OwnerLiveness
         from .team.mailbox import Mailbox
         from .team.protocol import ProtocolStore
         from .team.roster import Roster
@@ -53,9 +56,14 @@ class Runtime:
         self.team_dir = self.workdir / ".team"
         self.events = EventBus()
         self.changes = ChangeSignal()
-        self.board = TaskBoard(self.tasks_dir, on_change=self.changes.notify)
-        self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
         self.roster = Roster(self.team_dir, team_name=self.config.team_name)
+        self.board = TaskBoard(
+            self.tasks_dir,
+            on_change=self.changes.notify,
+            lease_s=self.config.lease_s,
+            owner_gone=OwnerLiveness(self.roster),
+        )
+        self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
         self.protocols = ProtocolStore(self.team_dir)
         self.policy = PermissionPolicy(
             self.workdir,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .journal import Journal, read_journal, read_stamp
+from .leases import LeaseIndex
 from .models import Problem, Task, parse_task
 
 TASK_FILE_RE = re.compile(r"^task_(.*)\.json$")
@@ -72,6 +73,7 @@ class TaskCache:
         self._ids: list[int] | None = None
         self._held: dict[str, set[int]] = {}  # owner -> ids of their in_progress tasks
         self.pending: list[int] = []  # sorted ids of pending tasks: claim_next looks only here
+        self.leases = LeaseIndex()  # expiry instants of the in_progress tasks
 
     @property
     def sorted_ids(self) -> list[int]:
@@ -209,6 +211,7 @@ class TaskCache:
                 self._held.setdefault(task.owner, set()).add(task.id)
             elif task.status == "pending":
                 bisect.insort(self.pending, task.id)
+            self.leases.update(task)
         self.version += 1
 
     def _drop(self, name: str) -> None:
@@ -220,6 +223,7 @@ class TaskCache:
     def _forget(self, task: Task | None, keep_id: bool) -> None:
         if task is None:
             return
+        self.leases.discard(task.id)
         if task.owner in self._held:
             self._held[task.owner].discard(task.id)
         if task.status == "pending":

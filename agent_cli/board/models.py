@@ -79,6 +79,7 @@ class Task(BaseModel):
     updated_at: str
     claimed_at: str | None = None
     claim_token: str | None = None
+    lease_expires_at: str | None = None  # claim valid over [claimed_at, lease_expires_at)
     result: str | None = None
     verify: Verify | None = None
     assignee: str | None = None  # only this member may claim it (board/routing.py)
@@ -107,6 +108,12 @@ class Task(BaseModel):
             raise ValueError("an in_progress task needs an owner and a claim_token")
         if self.status == "completed" and (not self.owner or self.claim_token):
             raise ValueError("a completed task keeps its owner and has no claim_token")
+        return self
+
+    @model_validator(mode="after")
+    def _lease_only_while_claimed(self) -> Task:
+        if self.lease_expires_at is not None and self.status != "in_progress":
+            raise ValueError("only an in_progress task has a lease_expires_at")
         return self
 
     def to_json(self) -> dict[str, Any]:

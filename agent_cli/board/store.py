@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +34,7 @@ from .eventlog import (
 )
 from .inputs import check_id, check_subject, check_text, check_verify
 from .journal import new_journal, overwrite_small, read_stamp, write_journal
+from .leases import Expiry, Leases, OwnerGone, iso_ms, taken_back
 from .lock import BoardLock
 from .models import BoardSnapshot, ClaimResult, CompleteResult, Problem, Task, Verify
 
@@ -44,7 +44,16 @@ log = logging.getLogger(__name__)
 class TaskBoard:
     """The board in `tasks_dir`. One instance per Runtime; its methods are thread-safe."""
 
-    def __init__(self, tasks_dir: Path, on_change: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        tasks_dir: Path,
+        on_change: Callable[[], None] | None = None,
+        *,
+        lease_s: float | None = None,
+        clock: Callable[[], float] | None = None,
+        token_factory: Callable[[], str] | None = None,
+        owner_gone: OwnerGone | None = None,
+    ) -> None:
         self.dir = Path(tasks_dir)
         self._on_change = on_change
         self._lock = BoardLock(self.dir / ".lock")
@@ -53,11 +62,15 @@ class TaskBoard:
         self._stamp_path = self.dir / ".stamp"
         self._events_path = self.dir / "events.jsonl"
         self._next_id_path = self.dir / ".next_id"
+        self.leases = Leases(self.dir, lease_s, clock, token_factory, owner_gone)
+        self._expired: list[Expiry] = []  # taken back by this instance, see take_expired()
 
     # ----- the critical section -----
     @contextmanager
     def _locked(self, *, create: bool = False) -> Iterator[bool]:
-        """Hold both locks with the cache up to date; yields False when there is no board yet."""
+        """Hold both locks with the cache up to date; yields False when there is no board yet.
+        Leases that ran out are taken back first (one write), whoever asks."""
+        swept = False
         self._lock.enter()
         try:
             if not self.dir.is_dir():
@@ -76,9 +89,13 @@ class TaskBoard:
                 journal = self._cache.journal
                 if journal is not None and journal.pending and self._lock.file_held:
                     self._settle_pending()
+            if self._lock.depth == 1 and self._lock.file_held:
+                swept = self._expire_due()
             yield True
         finally:
             self._lock.leave()
+        if swept:
+            self._changed()
 
     def _write(self, tasks: list[Task], events: list[dict[str, Any]]) -> None:
         """Write `tasks` and their events (caller holds the lock)."""
@@ -304,7 +321,9 @@ class TaskBoard:
         self._changed()
         return task
 
-    def claim(self, task_id: int, owner: str, role: str | None = None) -> Task:
+    def claim(
+        self, task_id: int, owner: str, role: str | None = None, lease_s: float | None = None
+    ) -> Task:
         """Claim one task for `owner` (of `role`); Refused with the reason when it is not
         claimable or not theirs to take (assigned to someone else, another role)."""
         task_id = check_id(task_id)
@@ -317,11 +336,13 @@ class TaskBoard:
             )
             if reason:
                 raise Refused(reason)
-            claimed = self._claim_locked(task, owner, "claim")
+            claimed = self._claim_locked(task, owner, "claim", lease_s)
         self._changed()
         return claimed
 
-    def claim_next(self, owner: str, role: str | None = None) -> ClaimResult:
+    def claim_next(
+        self, owner: str, role: str | None = None, lease_s: float | None = None
+    ) -> ClaimResult:
         """Claim the lowest claimable id `owner` (of `role`) may take, or say why there is
         none."""
         check_name(owner, "owner")
@@ -335,18 +356,20 @@ class TaskBoard:
             task = routing.first_for(cache.pending, cache.tasks, owner, role)
             if task is None:
                 return ClaimResult(None, self._idle_text(owner, role, None))
-            claimed = self._claim_locked(task, owner, "claim_next")
+            claimed = self._claim_locked(task, owner, "claim_next", lease_s)
         self._changed()
         return ClaimResult(claimed, f"claimed #{claimed.id}")
 
-    def _claim_locked(self, task: Task, owner: str, via: str) -> Task:
-        now = utc_now()
+    def _claim_locked(self, task: Task, owner: str, via: str, lease_s: float | None) -> Task:
+        now, until = self.leases.claim_fields(lease_s)
+        active = (t.claim_token or "" for ts in self._cache.holders().values() for t in ts)
         claimed = task.model_copy(
             update={
                 "status": "in_progress",
                 "owner": owner,
-                "claim_token": uuid.uuid4().hex,
+                "claim_token": self.leases.draw_token(active, task.id),
                 "claimed_at": now,
+                "lease_expires_at": until,
                 "updated_at": now,
             }
         )
@@ -365,13 +388,18 @@ class TaskBoard:
         actor = check_name(actor, "actor") if actor is not None else owner
         check_text(result, "task result")
         with self._locked():
+            stale = self.leases.refusal(self._existing(task_id), owner, claim_token)
+            if stale is not None:
+                raise stale
             task = self._check_holder(task_id, owner)
             if not isinstance(claim_token, str) or claim_token != task.claim_token:
                 raise Refused(f"wrong claim token for task {task_id}")
+            self.leases.note("d", claim_token, task_id)
             done = task.model_copy(
                 update={
                     "status": "completed",
                     "claim_token": None,
+                    "lease_expires_at": None,
                     "result": result,
                     "updated_at": utc_now(),
                 }
@@ -401,12 +429,14 @@ class TaskBoard:
         check_name(owner, "owner")
         with self._locked():
             task = self._check_holder(task_id, owner)
+            self.leases.note("r", task.claim_token, task_id)
             back = task.model_copy(
                 update={
                     "status": "pending",
                     "owner": None,
                     "claim_token": None,
                     "claimed_at": None,
+                    "lease_expires_at": None,
                     "updated_at": utc_now(),
                 }
             )
@@ -425,3 +455,41 @@ class TaskBoard:
         if task.owner != owner:
             raise Refused(f"task {task_id} is owned by {task.owner}")
         return task
+
+    # ----- leases (rules in leases.py) -----
+    def _expire_due(self) -> bool:
+        """Take back every lease that ran out or whose owner's process is gone, in one write
+        (caller holds the lock). A disk error leaves them for the next operation."""
+        cache = self._cache
+        due = self.leases.due(cache.leases, cache.tasks, cache.holders())
+        if not due:
+            return False
+        back, events = taken_back(due, cache.tasks, iso_ms(self.leases.now_ms()))
+        try:
+            for exp in due:
+                self.leases.note("x", exp.token, exp.task_id)
+            self._write(back, events)
+        except StorageError as exc:
+            log.warning("cannot take back expired leases: %s", exc)
+            return False
+        self._expired.extend(due)
+        return True
+
+    def take_expired(self) -> list[Expiry]:
+        """The leases this board instance took back (now included) since the last call."""
+        with self._locked():
+            taken, self._expired = self._expired, []
+        return taken
+
+    def renew(self, owners: Iterable[str], lease_s: float | None = None) -> list[Task]:
+        """Extend the live leases of `owners` from now: one write, no event, no wake-up.
+        An expired lease is never renewed: it was taken back first."""
+        names = [check_name(o, "owner") for o in owners]
+        with self._locked() as exists:
+            held = [t for n in names for t in self._cache.held_by(n)] if exists else []
+            if not held:
+                return []
+            _, until = self.leases.claim_fields(lease_s)
+            renewed = [t.model_copy(update={"lease_expires_at": until}) for t in held]
+            self._write(renewed, [])
+        return renewed

@@ -73,6 +73,8 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
     )
     p.add_argument("id", type=int, nargs="?")
     p.add_argument("--as", dest="owner", required=True, metavar="NAME")
+    p.add_argument("--lease", metavar="S", help="lease in seconds; nothing renews it "
+                   "(default: $AGENT_CLI_LEASE_S, else 600)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_claim)
 
@@ -162,10 +164,28 @@ def _add_parser_add(acts: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def board_of(args: argparse.Namespace) -> TaskBoard:
+    """The board, with the roster's liveness check: an owner whose process ended on this
+    host loses its leases at once, at this command's first board operation."""
+    import os
+
+    from ..board.leases import lease_from_env
     from ..board.store import TaskBoard
     from ..cli import workdir_of
+    from ..team.liveness import OwnerLiveness
+    from ..team.roster import Roster
 
-    return TaskBoard(workdir_of(args) / ".tasks")
+    workdir = workdir_of(args)
+    return TaskBoard(
+        workdir / ".tasks",
+        lease_s=lease_from_env(os.environ),
+        owner_gone=OwnerLiveness(Roster(workdir / ".team")),
+    )
+
+
+def report_expired(board: TaskBoard, stream: Any = None) -> None:
+    """One line per lease this command's board operations took back."""
+    for exp in board.take_expired():
+        print(f"lease expired: {exp.line()}", file=stream or sys.stdout)
 
 
 def print_json(data: Any) -> None:
@@ -205,13 +225,16 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    snap = board_of(args).snapshot()
+    board = board_of(args)
+    snap = board.snapshot()
     if args.json:
         for problem in snap.problems:
             warn(problem)
+        report_expired(board, sys.stderr)
         print_json([t.to_json() for t in snap.tasks])
         return 0
     print(render_table(snap.tasks, snap.problems, stranded_marks(args, snap.tasks)))
+    report_expired(board)
     return 0
 
 
@@ -225,20 +248,25 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_claim(args: argparse.Namespace) -> int:
+    from ..board.leases import lease_seconds
+
     board = board_of(args)
     role = claim_role(args)
+    lease = lease_seconds(args.lease) if args.lease is not None else None
     if args.id is None:
-        found = board.claim_next(args.owner, role=role)
+        found = board.claim_next(args.owner, role=role, lease_s=lease)
         if found.task is None:
             raise Refused(found.reason)
         task = found.task
     else:
-        task = board.claim(args.id, args.owner, role=role)
+        task = board.claim(args.id, args.owner, role=role, lease_s=lease)
+    report_expired(board, sys.stderr if args.json else None)
     if args.json:
         print_json(task.to_json())
     else:
         print(f"#{task.id} claimed by {task.owner}: {task.subject}")
         print(f"claim token: {task.claim_token}")
+        print(f"lease until: {task.lease_expires_at} (nothing renews it; complete before then)")
     return 0
 
 
@@ -288,6 +316,9 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     board = board_of(args)
     problems = board.doctor()
+    report_expired(board)
+    for line in stale_holds(board, args):
+        print(f"note: {line}")
     for note in board.event_problems():
         print(f"note: {note.path}: {note.message} (skipped when reading the log)")
     for problem in problems:
@@ -313,6 +344,25 @@ def cmd_graph(args: argparse.Namespace) -> int:
         warn(problem)
     print(RENDERERS[args.format](snap))
     return 0
+
+
+def stale_holds(board: TaskBoard, args: argparse.Namespace) -> list[str]:
+    """In-progress tasks whose owner the roster shows as not running (stopped, failed, or
+    on a host we cannot check): they go back to pending when their lease runs out."""
+    from ..cli import workdir_of
+    from ..team.roster import Roster, this_host
+
+    members = {m.name: m for m in Roster(workdir_of(args) / ".team").members()}
+    lines = []
+    for task in board.snapshot().tasks:
+        m = members.get(task.owner or "")
+        if task.status != "in_progress" or m is None:
+            continue
+        if m.status in ("shutdown", "failed") or (m.host and m.host != this_host()):
+            where = f"on {m.host}" if m.host and m.host != this_host() else m.status
+            lines.append(f"#{task.id} held by {m.name} ({where}); "
+                         f"lease until {task.lease_expires_at or '?'}")
+    return lines
 
 
 # ----- rendering -----

@@ -73,7 +73,7 @@ def run_team(args: argparse.Namespace) -> int:
     if args.json:
         data = {
             "team": snap.team,
-            "members": [m.model_dump() for m in snap.members],
+            "members": [{**m.model_dump(), "gone": gone_of(m)} for m in snap.members],
             "problem": snap.problem,
         }
         print(json.dumps(data, indent=2, ensure_ascii=False))
@@ -99,7 +99,7 @@ def format_team(team: str, members: list[Member]) -> str:
             (
                 m.name,
                 m.role,
-                m.status,
+                f"gone ({gone})" if (gone := gone_of(m)) else m.status,
                 f"#{m.current_task}" if m.current_task is not None else "-",
                 reason or "-",
                 m.updated_at[:19].replace("T", " "),
@@ -110,6 +110,16 @@ def format_team(team: str, members: list[Member]) -> str:
     for row in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines)
+
+
+def gone_of(m: Member) -> str | None:
+    """'process 4242 ended' for a member still shown running whose process has ended."""
+    from ..team.liveness import gone_reason
+    from ..team.roster import this_host
+
+    if m.status in ("shutdown", "failed"):
+        return None
+    return gone_reason(m, this_host())
 
 
 def run_inbox(args: argparse.Namespace) -> int:

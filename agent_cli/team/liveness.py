@@ -1,0 +1,79 @@
+"""Is a teammate's process gone? The roster's pid/host, checked the only way that proves it.
+
+`OwnerLiveness` is the board's `owner_gone` check: an owner whose roster entry names a
+process on this host that has ended (no such pid, or a zombie) is gone, and its leases expire
+at once. Anything else proves nothing: another host, no pid recorded, this very process (its
+own threads renew their leases while they live), a pid that exists. config.json is parsed
+again only when its (mtime, size, inode) changes, so the check costs one stat per board
+operation that finds an owner holding a task.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import CorruptFile
+
+if TYPE_CHECKING:
+    from .roster import Member, Roster
+
+
+def pid_ended(pid: int) -> bool:
+    """True only when `pid` provably no longer runs (absent, or a zombie awaiting its
+    parent)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # exists (another user's) or cannot tell
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read(512).rsplit(b")", 1)[-1].split()[:1]
+    except OSError:
+        return False
+    return state == [b"Z"]
+
+
+def gone_reason(member: Member, host: str) -> str | None:
+    """'process 4242 ended' when `member`'s recorded process on this host has ended."""
+    if member.pid is None or member.host != host or member.pid == os.getpid():
+        return None
+    return f"process {member.pid} ended" if pid_ended(member.pid) else None
+
+
+class OwnerLiveness:
+    """Callable owner -> why its process is gone (or None); thread-safe."""
+
+    def __init__(self, roster: Roster) -> None:
+        from .roster import this_host
+
+        self._roster = roster
+        self._path = Path(roster.path)
+        self._host = this_host()
+        self._lock = threading.Lock()
+        self._sig: tuple[int, int, int] | None = None
+        self._members: dict[str, Member] = {}
+
+    def __call__(self, owner: str) -> str | None:
+        member = self._member(owner)
+        return gone_reason(member, self._host) if member is not None else None
+
+    def _member(self, owner: str) -> Member | None:
+        try:
+            st = os.stat(self._path)
+        except OSError:
+            return None
+        sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+        with self._lock:
+            if sig != self._sig:
+                try:
+                    config = self._roster.load()
+                except CorruptFile:
+                    config = None  # unreadable: nobody is proven gone
+                self._members = {m.name: m for m in config.members} if config else {}
+                self._sig = sig
+            return self._members.get(owner)
