@@ -126,11 +126,34 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
                         help="MCP servers to start (Claude Code's .mcp.json format; repeatable); "
                         "the workdir's .mcp.json is used too, once you trust it")
+    add_session_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     tasks_cmd.add_parser(sub, workdir_parent())
     team_cmd.add_parsers(sub, workdir_parent())
     watch_cmd.add_parser(sub, workdir_parent())
     return parser
+
+
+def add_session_options(parser: argparse.ArgumentParser) -> None:
+    """-c/--continue, --resume [ID], --lease S (REPL and headless)."""
+    parser.add_argument("-c", "--continue", dest="continue_session", action="store_true",
+                        help="resume the most recent session of this workdir: the lead's "
+                        "conversation and every teammate not shut down")
+    parser.add_argument("--resume", nargs="?", const="", default=None, metavar="ID",
+                        help="resume session ID; without ID, list the sessions")
+    parser.add_argument("--lease", type=positive_seconds, default=None, metavar="S",
+                        help="claim lease in seconds, renewed while a teammate runs "
+                        "(default: $AGENT_CLI_LEASE_S, else 600)")
+
+
+def session_ref(args: argparse.Namespace) -> str:
+    """"new", "continue" or a session id, from -c / --resume ID."""
+    resume = getattr(args, "resume", None)
+    if getattr(args, "continue_session", False):
+        if resume is not None:
+            raise UserError("use -c or --resume ID, not both")
+        return "continue"
+    return resume or "new"
 
 
 def workdir_of(args: argparse.Namespace) -> Path:
@@ -157,6 +180,10 @@ def runtime_config(args: argparse.Namespace):
         allow_bypass=args.dangerously_skip_permissions,
         idle_timeout_s=args.idle_timeout,
     )
+    from .board.leases import lease_from_env
+
+    config.lease_s = getattr(args, "lease", None) or lease_from_env(os.environ)
+    config.session = session_ref(args)
     compact_at = getattr(args, "compact_at", None) or compact_at_from_env(os.environ)
     if compact_at is not None:
         config.compact_threshold_tokens = compact_at
@@ -181,10 +208,15 @@ def dispatch(args: argparse.Namespace) -> int:
 
     if args.prompt is not None and not args.prompt.strip():
         raise UserError("-p needs a prompt: the one given is empty")
+    if getattr(args, "resume", None) == "":  # --resume alone: list the sessions
+        return list_sessions(args)
     runtime = Runtime.open(workdir_of(args), runtime_config(args))
     from .mcp.session import build_manager
 
     runtime.mcp = build_manager(runtime, list(getattr(args, "mcp_config", []) or []))
+    from .team.resume import start_session
+
+    start_session(runtime, "repl" if args.prompt is None else "headless")
     if args.prompt is not None:
         from .ui.headless import run_headless
 
@@ -192,6 +224,15 @@ def dispatch(args: argparse.Namespace) -> int:
     from .ui.repl import run_repl
 
     return run_repl(runtime, args)
+
+
+def list_sessions(args: argparse.Namespace) -> int:
+    from .team.sessions import SessionStore, session_table
+
+    if getattr(args, "continue_session", False):
+        raise UserError("use -c or --resume ID, not both")
+    print(session_table(SessionStore(workdir_of(args) / ".team").all()))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

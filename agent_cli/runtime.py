@@ -79,6 +79,7 @@ class Runtime:
         self._models_lock = threading.Lock()
         self._team = None
         self.mcp = None  # an McpManager when MCP servers are configured (set by the entry)
+        self.session = None  # team.sessions.Session once team.resume.start_session ran
 
     @classmethod
     def open(cls, workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -110,7 +111,12 @@ class Runtime:
             return self._models[resolved]
 
     def close(self, timeout: float = 5.0) -> list[str]:
-        """Ask every running teammate to shut down, stop MCP servers; return who was busy."""
+        """Ask every running teammate to shut down, stop MCP servers; return who was busy.
+        The session remembers who was running: `--continue` brings them back."""
+        if self.session is not None:
+            from .team.resume import end_session
+
+            end_session(self, self._team.running() if self._team is not None else [])
         busy = [] if self._team is None else self._team.shutdown_all(timeout)
         if self.mcp is not None:
             self.mcp.close()

@@ -159,8 +159,13 @@ def test_complete_without_token_uses_the_owners_own_claim(cli) -> None:
 def test_claim_prints_id_and_token_and_release_frees_it(cli, workdir: Path) -> None:
     cli("add", "A")
     code, out, _ = cli("claim", "--as", "bob")
-    token = TaskBoard(workdir / ".tasks").get(1).claim_token
-    assert (code, out) == (0, f"#1 claimed by bob: A\nclaim token: {token}\n")
+    task = TaskBoard(workdir / ".tasks").get(1)
+    token, until = task.claim_token, task.lease_expires_at
+    assert (code, out) == (
+        0,
+        f"#1 claimed by bob: A\nclaim token: {token}\n"
+        f"lease until: {until} (nothing renews it; complete before then)\n",
+    )
     assert cli("release", "1", "--as", "bob")[:2] == (0, "#1 released: pending again\n")
     assert cli("claim", "--as", "carol")[0] == 0
 

@@ -26,6 +26,7 @@ from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
 from . import compaction
 from .conversation import Conversation, answers_for, text_blocks
+from .delivered import Delivered
 from .identity import Identity
 from .request import STRICT_ENV, PartialResponse, ToolSpecs, checked_messages, stream_response
 from .tool_calls import ToolRunner
@@ -99,6 +100,7 @@ class Agent:
         self._reinject_identity = False
         self._last_input_tokens = 0
         self._specs = ToolSpecs()
+        self.delivered = Delivered()  # inbox message ids taken into this conversation
         if resume:
             self.restore()
 
@@ -170,6 +172,7 @@ class Agent:
         if path is None:
             raise UserError(f"{self.name} has no transcript to restore from")
         messages, problems = load_conversation(path)
+        self.delivered.load(path)
         for problem in problems:
             self._emit(Notice(self.name, problem, level="warning"))
         with self._idle_lock("restore"):
@@ -360,9 +363,11 @@ class Agent:
     def _add_user(self, blocks: list) -> None:
         last = self._conv.last()
         merged = last is not None and last.role == "user"
+        ids = self.delivered.take_pending()
         if self._conv.add_user(blocks) is not None and self._transcript:
             record = Message(role="user", content=blocks)
-            self._guard_disk(lambda: self._transcript.message(record, merged=merged))
+            self._guard_disk(lambda: self._transcript.message(record, merged, ids))
+        self.delivered.commit(ids)
 
     def _add_assistant(self, message: Message) -> Message | None:
         added = self._conv.add_assistant(message)

@@ -2,7 +2,8 @@
 
 Records (each with `ts`, `agent` and `kind`):
 - `message`: `{"message": {role, content}, "merged": bool}` — a message as it was added;
-  `merged` means it extended the previous user turn instead of starting a new one.
+  `merged` means it extended the previous user turn instead of starting a new one;
+  `delivered` (optional) lists the inbox message ids this record took in (agent/delivered.py).
 - `compaction`: `{"reason", "summary", "messages": [...], "before_tokens", "after_tokens"}` —
   the whole conversation as it continued after a compaction (older records stay on disk).
 - `clear`: the conversation was cleared (/clear).
@@ -43,8 +44,11 @@ class Transcript:
             raise StorageError(f"cannot create {self.path.parent}: {exc.strerror}") from exc
         append_line(self.path, json.dumps(record, ensure_ascii=False), fsync=False)
 
-    def message(self, message: Message, merged: bool = False) -> None:
-        self._write("message", message=message.model_dump(mode="json"), merged=merged)
+    def message(
+        self, message: Message, merged: bool = False, delivered: Sequence[str] = ()
+    ) -> None:
+        extra = {"delivered": list(delivered)} if delivered else {}
+        self._write("message", message=message.model_dump(mode="json"), merged=merged, **extra)
 
     def compaction(
         self,

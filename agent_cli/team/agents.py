@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from ..prompts import load_prompt
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..agent.agent import Agent
     from ..runtime import Runtime
     from ..tools.base import Tool
@@ -38,6 +40,7 @@ def build_agent(
     model: str | None = None,
     extra_identity: Callable[[], str] | None = None,
     resume: bool = False,
+    transcript_dir: Path | None = None,
 ) -> Agent:
     """An Agent called `name` with `role_tools` + the workspace tools, checked by `gate`."""
     from ..agent.agent import Agent, AgentSettings
@@ -54,7 +57,7 @@ def build_agent(
         ToolSet(role_tools + workspace_tools(), extra=rt.mcp.tools if rt.mcp else None),
         gate,
         rt.events,
-        transcript_dir=rt.team_dir / "transcripts",
+        transcript_dir=transcript_dir or rt.team_dir / "transcripts",
         settings=AgentSettings(compact_threshold_tokens=rt.config.compact_threshold_tokens),
         runtime=rt,
         extra_identity=extra_identity,

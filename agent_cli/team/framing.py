@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .mailbox import MailMessage
 
 _TAG_RE = re.compile(
-    r"<(/?)(message|inbox|auto-claimed-task|plan-review|identity)\b", re.IGNORECASE
+    r"<(/?)(message|inbox|auto-claimed-task|resumed-task|plan-review|identity)\b", re.IGNORECASE
 )
 
 
@@ -90,6 +90,22 @@ def auto_claim_block(task: Task) -> str:
         f'<auto-claimed-task id="{task.id}" claim_token="{_attr(task.claim_token or "")}">\n'
         f"{body}\n</auto-claimed-task>"
     )
+
+
+def resumed_task_block(task: Task) -> str:
+    """What a restarted teammate sees when it still holds a task with a live lease."""
+    body = [f"Subject: {neutralize(task.subject)}"]
+    if task.description:
+        body.append(f"Description: {neutralize(task.description)}")
+    body.append(
+        "You were interrupted (your session stopped) while working on this task, and you "
+        f"still own it: your claim is valid until {task.lease_expires_at} and is renewed "
+        "while you run. Check what is already done (files, earlier results), finish the rest, "
+        "then call complete_task with this task_id and claim_token and a short result."
+    )
+    text = "\n".join(body)
+    token = _attr(task.claim_token or "")
+    return f'<resumed-task id="{task.id}" claim_token="{token}">\n{text}\n</resumed-task>'
 
 
 def plan_review_block(request_id: str, approved: bool, feedback: str) -> str:

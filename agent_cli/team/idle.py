@@ -21,7 +21,7 @@ from ..events import MessageEvent, TaskEvent
 from ..names import LEAD
 from . import plans, task_plans
 from .claimgate import CLOSING
-from .framing import auto_claim_block, format_message
+from .framing import auto_claim_block, format_message, resumed_task_block
 from .protocol_inbox import ProtocolInbox
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ class IdleLoop(ProtocolInbox):
 
     _idle_stamps: tuple | None  # (board, inbox, watching board) while waiting, else None
     _watch_board: bool  # False once the idle_notification went out
+    _resume_held: bool  # the first idle check has not looked for a held task yet
 
     def is_quiet(self) -> bool:
         """Waiting idle, and nothing it watches has changed since its last empty scan."""
@@ -56,6 +57,7 @@ class IdleLoop(ProtocolInbox):
                 self._shut_down(self._shutdown_msg)
                 return None
             self._note_plan_expiry()
+            self._resume_interrupted()
             if self._injections or self.intake.has_held():
                 work = self._injections + [format_message(m) for m in self.intake.take_held()]
                 self._injections = []
@@ -65,6 +67,19 @@ class IdleLoop(ProtocolInbox):
                 if block is not None:
                     return [block]
             idle_deadline = self._wait(gen, stamps, idle_deadline)
+
+    def _resume_interrupted(self) -> None:
+        """Once, at the first idle check: a task this teammate still holds (a restart, a
+        resumed session) becomes one turn that says it was interrupted, with task and token."""
+        if not self._resume_held:
+            return
+        self._resume_held = False
+        try:
+            held = self._held()
+        except (StorageError, CorruptFile):
+            return
+        if held is not None and self._hold_reason(None) is None:
+            self._injections.append(resumed_task_block(held))
 
     def _try_claim(self) -> str | None:
         """Step (3): claim the next ready task, or record why there is none."""

@@ -25,6 +25,7 @@ from .agents import build_agent
 from .assignments import AssignmentWatch
 from .claimgate import ClaimGate
 from .framing import inbox_block
+from .renewer import LeaseRenewer
 from .status import StatusWriter
 from .teammate import Teammate
 
@@ -48,7 +49,9 @@ class Team:
         self._state = threading.Condition()
         self._state_gen = 0
         self._lead_seen: set[str] = set()
+        self._lead: Agent | None = None
         self.status = StatusWriter(runtime.roster, self._warn)
+        self.leases = LeaseRenewer(runtime.board, self._renewable, self._warn)
         runtime.gate.plan_gate = self.plan_block
         self.assignments = AssignmentWatch(runtime, lambda: self.claims.is_open)
         runtime.events.subscribe(self.assignments.on_event)
@@ -78,6 +81,11 @@ class Team:
             self.claims.reopen()  # a spawn after shutdown_all means the team runs again
             self._mates[name] = mate
             mate.start()
+        self.leases.start()
+        if self.rt.session is not None:
+            from .sessions import SessionStore
+
+            SessionStore(self.rt.team_dir).note_member(self.rt.session, name)
         self.rt.events.emit(Notice(agent=LEAD, text=f"spawned {name} ({member.role})"))
         return member
 
@@ -150,7 +158,12 @@ class Team:
         for mate in mates:
             mate.thread.join(INTERRUPT_GRACE_S if mate.thread.is_alive() else 0)
         self.status.flush(max(0.0, deadline - time.monotonic()))
+        self.leases.stop()
         return busy
+
+    def _renewable(self) -> list[str]:
+        """Whose leases the renewer keeps alive: live teammate threads, and the lead."""
+        return [LEAD, *self.running()]
 
     # ---- quiet -----------------------------------------------------------------------
 
@@ -215,13 +228,29 @@ class Team:
         from .lead_usage import LeadUsage
         from .roster import this_host
 
-        agent = build_agent(self.rt, LEAD, "lead", "lead", lead_tools(), self.rt.gate)
-        self.rt.events.subscribe(LeadUsage(self.rt.team_dir, agent, this_host()).on_event)
-        return agent
+        session = self.rt.session
+        where = session.dir if session is not None else None
+        resume = session is not None and session.lead_transcript.exists()
+        self._lead = build_agent(
+            self.rt, LEAD, "lead", "lead", lead_tools(), self.rt.gate,
+            transcript_dir=where, resume=resume,
+        )
+        if session is not None and not resume:
+            from .sessions import previous_lead_transcript
+
+            earlier = previous_lead_transcript(self.rt.team_dir, session)
+            if earlier is not None:  # what the last session's lead took in stays taken
+                self._lead.delivered.load(earlier)
+        self.rt.events.subscribe(LeadUsage(self.rt.team_dir, self._lead, this_host()).on_event)
+        return self._lead
+
+    def _lead_delivered(self, msg_id: str) -> bool:
+        lead = self._lead
+        return msg_id in self._lead_seen or (lead is not None and msg_id in lead.delivered)
 
     def lead_unread(self) -> list[MailMessage]:
         """The lead's messages no turn has taken in yet (a peek: nothing is acknowledged)."""
-        return [m for m in self.rt.mail.peek(LEAD) if m.id not in self._lead_seen]
+        return [m for m in self.rt.mail.peek(LEAD) if not self._lead_delivered(m.id)]
 
     def lead_inbox_block(self) -> str | None:
         """The lead's unread messages as one `<inbox>` block (then acknowledged), or None."""
@@ -229,7 +258,7 @@ class Team:
         delivery = self.rt.mail.fetch(LEAD)
         shown: list[MailMessage] = []
         for msg in delivery.messages:
-            if msg.id in self._lead_seen:
+            if self._lead_delivered(msg.id):
                 continue
             self._lead_seen.add(msg.id)
             why = self._mismatch(msg)
@@ -243,9 +272,19 @@ class Team:
                 )
                 continue
             shown.append(msg)
-        if delivery.cursor > self.rt.mail.cursor(LEAD):  # also skips quarantined lines
-            self.rt.mail.ack(LEAD, delivery.cursor)
+        ack = self._lead_ack(delivery.cursor)
+        if shown and self._lead is not None:  # acknowledged once the lead's transcript has them
+            self._lead.delivered.add_pending([m.id for m in shown], on_commit=ack)
+        else:
+            ack()
         return inbox_block(shown) if shown else None
+
+    def _lead_ack(self, cursor: int) -> Callable[[], None]:
+        def ack() -> None:
+            if cursor > self.rt.mail.cursor(LEAD):  # also skips quarantined lines
+                self.rt.mail.ack(LEAD, cursor)
+
+        return ack
 
     def _warn(self, text: str) -> None:
         self.rt.events.emit(Notice(agent=LEAD, text=text, level="warning"))

@@ -31,6 +31,7 @@ class ProtocolInbox(Endings):
 
     _injections: list[str]  # user text for the next model call
     _shutdown_msg: MailMessage | None  # the accepted shutdown request
+    _born_at: str  # when this run of the teammate started (UTC ISO 8601)
 
     def _sort_inbox(self) -> bool:
         """Handle protocol messages, hold ordinary ones; True when a shutdown was accepted."""
@@ -57,7 +58,7 @@ class ProtocolInbox(Endings):
     ) -> bool:
         """Resolve the request as accepted; one that expired unanswered goes to `expired`."""
         try:
-            self.rt.protocols.resolve(
+            req = self.rt.protocols.resolve(
                 msg.request_id,
                 "shutdown",
                 self.name,
@@ -72,6 +73,8 @@ class ProtocolInbox(Endings):
         except (UserError, CorruptFile) as exc:
             self._warn(f"{self.name} ignored a shutdown_request from {msg.sender}: {exc}")
             return False
+        if req.resolved_at is not None and req.resolved_at < self._born_at:
+            return False  # redelivered after a restart: an earlier run already shut down for it
         self._shutdown_msg = msg
         return True
 
@@ -88,6 +91,7 @@ class ProtocolInbox(Endings):
         self.plan_memory.note(req)
         approved = req.status == "approved"
         self._injections.append(plan_review_block(req.id, approved, req.resolution or ""))
+        self.intake.deliver([msg.id])
 
     def _note_plan_expiry(self) -> None:
         """Once per plan: tell the model its plan request expired unreviewed (fail closed)."""

@@ -16,6 +16,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, UserError
+from ..fsutil import utc_now
 from ..names import LEAD
 from . import plans
 from .agents import build_agent, render_prompt
@@ -51,6 +52,7 @@ class Teammate(IdleLoop):
     ) -> None:
         self.rt = runtime
         self.team = team
+        self._born_at = utc_now()  # a shutdown accepted before this is an earlier run's
         self.name = name
         self.role = role
         self.require_plan = require_plan
@@ -59,6 +61,8 @@ class Teammate(IdleLoop):
         self.gate = TrackingGate(runtime.gate, self)
         self.intake = Intake(runtime.mail, name)
         self.agent = self._build_agent(model)
+        self.intake.durable = self.agent.delivered  # ids in its transcript: never again
+        self._resume_held = True  # the first idle check resumes a task it still holds
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._main, name=thread_name(name), daemon=True)
         self._injections: list[str] = []

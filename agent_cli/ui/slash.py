@@ -260,6 +260,15 @@ def cmd_verbose(ctx: SlashContext, arg: str) -> None:
     ctx.console.print(f"verbose {state}")
 
 
+def cmd_resume(ctx: SlashContext, arg: str) -> None:
+    from ..team.sessions import SessionStore, session_table
+
+    ctx.console.print(Text(session_table(SessionStore(ctx.runtime.team_dir).all())))
+    current = getattr(ctx.runtime, "session", None)
+    if current is not None:
+        ctx.console.print(Text(f"this session: {current.id}", style="dim"))
+
+
 def cmd_quit(ctx: SlashContext, arg: str) -> SlashResult:
     return SlashResult(quit=True)
 
@@ -283,6 +292,8 @@ COMMANDS: dict[str, Command] = {
         Command("/spawn", "/spawn NAME [ROLE]", "start a teammate", cmd_spawn),
         Command("/shutdown", "/shutdown NAME", "ask a teammate to shut down", cmd_shutdown),
         Command("/verbose", "/verbose", "show teammates' text too (toggle)", cmd_verbose),
+        Command("/resume", "/resume", "list sessions (agent-cli --resume ID resumes one)",
+                cmd_resume),
         Command("/quit", "/quit", "shut the team down and exit (Ctrl-D)", cmd_quit),
     )
 }

@@ -1,0 +1,110 @@
+"""Start or resume a session: `--continue` / `--resume ID` pick a team up where it stopped.
+
+A new session gets an id and a directory (sessions.py). Resuming one takes it over in this
+process and restarts every teammate it spawned that was not shut down on request: those
+still running when it ended (or crashed) come back with the same name, role, model and
+plan setting, their own transcript (team/agents.py resumes it) and, when their lease is
+still live, the task they held — their roster entries are taken over by this process before
+any board operation, so the board does not see them as gone and take their tasks back. The
+lead's conversation comes back from the session's `lead.jsonl` (Team.make_lead).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from ..errors import AgentCliError, NotFound, Refused
+from ..events import Notice
+from ..fsutil import utc_now
+from ..names import LEAD
+from .liveness import pid_ended
+from .roster import this_host
+from .sessions import Session, SessionStore
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from .roster import Member
+
+
+def start_session(rt: Runtime, mode: str) -> Session | None:
+    """Open the session `rt.config.session` asks for ("new", "continue" or an id)."""
+    ref = rt.config.session
+    if ref is None:
+        return None
+    store = SessionStore(rt.team_dir)
+    if ref == "new":
+        session = store.create(mode)
+        rt.session = session
+        return session
+    session = store.latest() if ref == "continue" else store.find(ref)
+    if session is None:
+        raise NotFound("no session to continue in this workdir (start one without -c)")
+    _take_over(store, session)
+    rt.session = session
+    resume_team(rt, session)
+    return session
+
+
+def _take_over(store: SessionStore, session: Session) -> None:
+    if session.pid and session.pid != os.getpid() and session.host == this_host():
+        if not session.ended_at and not pid_ended(session.pid):
+            raise Refused(f"session {session.id} is still running in process {session.pid}")
+    session.pid, session.host = os.getpid(), this_host()
+    session.resumed_at, session.ended_at = utc_now(), None
+    store.save(session)
+
+
+def resumable(rt: Runtime, session: Session) -> list[Member]:
+    """The session's teammates to restart: not shut down on request, not failed, not run
+    by another live process."""
+    members = {m.name: m for m in rt.roster.members()}
+    found = []
+    for name in session.team:
+        m = members.get(name)
+        if m is None or name == LEAD:
+            continue
+        if name not in session.suspended and m.status in ("shutdown", "failed"):
+            continue
+        if rt.roster.is_alive(m) and m.pid != os.getpid():
+            _note(rt, f"{name} is running in process {m.pid}: not resumed here")
+            continue
+        found.append(m)
+    return found
+
+
+def resume_team(rt: Runtime, session: Session) -> list[str]:
+    """Restart the session's teammates (see the module docstring); their names."""
+    members = resumable(rt, session)
+    for m in members:  # ours now: a board operation must not find them gone
+        rt.roster.update(m.name, pid=os.getpid(), host=this_host())
+    started = []
+    for m in members:
+        try:
+            rt.team.spawn(m.name, m.role, model=m.model, require_plan=m.require_plan)
+        except AgentCliError as exc:
+            _note(rt, f"could not resume {m.name}: {exc}")
+            continue
+        started.append(m.name)
+    session.suspended = []
+    SessionStore(rt.team_dir).save(session)
+    if started:
+        _note(rt, f"resumed session {session.id}: {', '.join(started)}")
+    return started
+
+
+def end_session(rt: Runtime, running: list[str]) -> None:
+    """Record who was still running when the session ended (they come back on resume)."""
+    session = rt.session
+    if session is None:
+        return
+    session.suspended = sorted(set(session.suspended) | set(running))
+    session.ended_at = utc_now()
+    try:
+        SessionStore(rt.team_dir).save(session)
+    except (AgentCliError, OSError) as exc:
+        _note(rt, f"could not record the end of session {session.id}: {exc}")
+
+
+def _note(rt: Runtime, text: str) -> None:
+    rt.events.emit(Notice(agent=LEAD, text=text))
