@@ -17,8 +17,8 @@ def replay_events(events: list[dict[str, Any]]) -> tuple[dict[int, tuple[str, st
                                                          Counter[int], list[str]]:
     """Replay events.jsonl: final (status, owner) per task, completions per task, violations.
 
-    A claim of a task that is not pending, a completion or release by anyone but the
-    current holder, and a second completion are violations: that is what owned twice means.
+    A claim of a task that is not pending, a completion, release or lease expiry of anyone
+    but the current holder, and a second completion are violations: that is what owned twice means.
     """
     state: dict[int, tuple[str, str | None]] = {}
     completions: Counter[int] = Counter()
@@ -42,9 +42,9 @@ def replay_events(events: list[dict[str, Any]]) -> tuple[dict[int, tuple[str, st
                 bad.append(f"event {n}: {owner} completed task {tid} held by {holder} "
                            f"({status})")
             state[tid] = ("completed", owner)
-        elif action == "released":
+        elif action in ("released", "lease_expired"):
             if status != "in_progress" or holder != owner:
-                bad.append(f"event {n}: {owner} released task {tid} held by {holder}")
+                bad.append(f"event {n}: {owner}'s task {tid} {action} while held by {holder}")
             state[tid] = ("pending", None)
     return state, completions, bad
 

@@ -105,7 +105,7 @@ def test_a_tiny_threshold_makes_a_headless_run_compact(workdir: Path, how: str) 
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=cli_env(**extra))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["result"] == "The board is empty."
-    transcript = workdir / ".team" / "transcripts" / "lead.jsonl"
+    transcript = _session_lead(workdir)
     records = [json.loads(x) for x in transcript.read_text(encoding="utf-8").splitlines()]
     [compaction] = [r for r in records if r["kind"] == "compaction"]
     assert compaction["summary"] == "Summary: the board is empty; the lead looked twice."
@@ -122,5 +122,11 @@ def test_without_a_threshold_the_same_run_does_not_compact(workdir: Path) -> Non
         capture_output=True, text=True, timeout=60, env=cli_env(),
     )
     assert proc.returncode == 0, proc.stderr
-    transcript = workdir / ".team" / "transcripts" / "lead.jsonl"
+    transcript = _session_lead(workdir)
     assert '"compaction"' not in transcript.read_text(encoding="utf-8")
+
+
+def _session_lead(workdir: Path) -> Path:
+    """The lead's transcript of the one session the run made (.team/transcripts/sessions/)."""
+    [path] = (workdir / ".team" / "transcripts" / "sessions").glob("*/lead.jsonl")
+    return path

@@ -49,7 +49,7 @@ def test_wait_json_returns_board_team_usage_and_denials(workdir: Path) -> None:
         "Task 1 is planned; alice takes it.",
         "alice could not run her command: it needs an allow rule."]
     assert report["result"] == "alice could not run her command: it needs an allow rule."
-    transcript = (workdir / ".team" / "transcripts" / "lead.jsonl").read_text(encoding="utf-8")
+    transcript = _session_lead(workdir).read_text(encoding="utf-8")
     assert 'from=\\"alice\\" type=\\"message\\"' in transcript
     assert [t["subject"] for t in report["tasks"]] == ["say hello"]
     assert report["tasks"][0]["owner"] == "alice"
@@ -91,3 +91,9 @@ def test_without_wait_prints_the_lead_text_only(workdir: Path) -> None:
     proc = run_cli(workdir, script, "-p", "hi")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Just **one** answer."
+
+
+def _session_lead(workdir: Path) -> Path:
+    """The lead's transcript of the one session the run made (.team/transcripts/sessions/)."""
+    [path] = (workdir / ".team" / "transcripts" / "sessions").glob("*/lead.jsonl")
+    return path
