@@ -1,12 +1,13 @@
 """The demo teammate: does a claimed task for real, one tool call (or a batch of reads) per
 model call, and derives every step from the conversation.
 
-The task is the newest `<auto-claimed-task ...>` block. Its description is read by the
-convention of demo_texts: files named are read, commands in backticks are run, files after
-"Write"/"Create"/"Add the line" are written. A step counts as done once a result for it came
-back (reads) or came back without an error (commands, writes). Then complete_task with the
-claim token. A denial, a failure or a refused completion is reported to the lead and the
-teammate idles with the task still its own. A plan-gate refusal gets a plan, then idle.
+The task is the newest `<auto-claimed-task ...>` (or, after a restart, `<resumed-task ...>`)
+block. Its description is read by the convention of demo_texts: files named are read,
+commands in backticks are run, files after "Write"/"Create"/"Add the line" are written. A
+step counts as done once a result for it came back (reads) or came back without an error
+(commands, writes). Then complete_task with the claim token. A denial, a failure or a
+refused completion is reported to the lead and the teammate idles with the task still its
+own. A plan-gate refusal gets a plan, then idle.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ SYSTEM_PLAN_RE = re.compile(r"submit a plan with submit_plan|require_plan\W+true
 PLAN_REFUSAL_RE = re.compile(r"\bplan\b|计划", re.IGNORECASE)
 LINE_NO_RE = re.compile(r"^\s*\d+[\t|:→]\s?")
 # Lines the host appends after the description (its verify check, the ownership note).
-HOST_NOTE_RE = re.compile(r"^\s*(?:Verify \(|You own this task)", re.MULTILINE)
+HOST_NOTE_RE = re.compile(r"^\s*(?:Verify \(|You own this task|You were interrupted)", re.MULTILINE)
 EFFECTFUL = {"shell", "write_file", "edit_file"}
 
 
@@ -86,11 +87,12 @@ class Step:
 
 
 def current_task(messages: list[Message]) -> TaskInfo | None:
-    """The newest auto-claimed task in the conversation, if any."""
+    """The newest auto-claimed (or resumed, after a restart) task in the conversation."""
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].role != "user":
             continue
-        blocks = find_blocks(message_text(messages[i]), "auto-claimed-task")
+        text = message_text(messages[i])
+        blocks = find_blocks(text, "resumed-task") or find_blocks(text, "auto-claimed-task")
         if not blocks:
             continue
         block = blocks[-1]
