@@ -85,6 +85,10 @@ class TaskCache:
         """The owner's in_progress tasks (more than one only on a damaged board)."""
         return [self.tasks[i] for i in sorted(self._held.get(owner, ()))]
 
+    def holder_names(self) -> list[str]:
+        """Owners holding at least one in_progress task (no Task lists built)."""
+        return [o for o, ids in self._held.items() if ids]
+
     def holders(self) -> dict[str, list[Task]]:
         return {o: self.held_by(o) for o in sorted(self._held) if self._held[o]}
 

@@ -30,7 +30,8 @@ DEFAULT_LEASE_S = 600.0
 LEASE_ENV = "AGENT_CLI_LEASE_S"
 TOKEN_DRAWS = 8  # fresh draws before a claim is refused: a generator that only repeats
 TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
-OwnerGone = Callable[[str], "str | None"]  # owner -> why its process is gone, else None
+# owners -> {owner: why its process is gone} for those provably gone (one call per operation)
+OwnerGone = Callable[[Iterable[str]], "dict[str, str]"]
 
 
 class LeaseExpired(Refused):
@@ -100,12 +101,14 @@ class LeaseIndex:
     def __init__(self) -> None:
         self._expiry: dict[int, int] = {}
         self._heap: list[tuple[int, int]] = []
+        self._tokens: dict[str, int] = {}  # the active claim tokens -> their task
 
     def update(self, task: Task) -> None:
         when = expiry_ms(task)
         if when is None:
             self.discard(task.id)
             return
+        self._tokens[task.claim_token or ""] = task.id
         if self._expiry.get(task.id) == when:
             return
         self._expiry[task.id] = when
@@ -116,6 +119,14 @@ class LeaseIndex:
 
     def discard(self, task_id: int) -> None:
         self._expiry.pop(task_id, None)
+
+    def active_token(self, token: str) -> bool:
+        """Whether an in_progress task holds `token` now (stale entries are checked)."""
+        tid = self._tokens.get(token)
+        if tid is not None and tid not in self._expiry:
+            del self._tokens[token]
+            return False
+        return tid is not None
 
     def due(self, now_ms: int) -> list[int]:
         """Ids whose lease has run out at `now_ms` (the exact instant counts), soonest first."""
@@ -212,16 +223,15 @@ class Leases:
         length = lease_seconds(lease_s) if lease_s is not None else self.lease_s
         return iso_ms(now), iso_ms(now + max(1, round(length * 1000)))
 
-    def draw_token(self, active: Iterable[str], task_id: int) -> str:
+    def draw_token(self, index: LeaseIndex, task_id: int) -> str:
         """A token never handed out on this board (recorded before the claim is written);
         Refused when the generator gives only used or malformed ones."""
         self.ledger.refresh()
-        taken = set(active)
         for _ in range(TOKEN_DRAWS):
             token = self._new_token()
             if not isinstance(token, str) or not TOKEN_RE.fullmatch(token):
                 continue
-            if token in taken or self.ledger.known(token):
+            if self.ledger.known(token) or index.active_token(token):
                 continue
             self.ledger.record("c", token, task_id)
             return token
@@ -257,7 +267,8 @@ class Leases:
         self,
         index: LeaseIndex,
         tasks: Mapping[int, Task],
-        holders: Mapping[str, list[Task]],
+        holders: Iterable[str],
+        held_by: Callable[[str], list[Task]],
     ) -> list[Expiry]:
         """Expiries to apply now: leases run out, and owners whose process is gone."""
         found: dict[int, Expiry] = {}
@@ -265,11 +276,10 @@ class Leases:
             task = tasks.get(tid)
             if task is not None and task.status == "in_progress":
                 found[tid] = _expiry(task, "lease ran out")
-        if self.owner_gone is not None:
-            for owner, held in holders.items():
-                why = self.owner_gone(owner) if held else None
-                for task in held if why else ():
-                    found.setdefault(task.id, _expiry(task, why))
+        gone = self.owner_gone(holders) if self.owner_gone is not None else {}
+        for owner, why in gone.items():
+            for task in held_by(owner):
+                found.setdefault(task.id, _expiry(task, why))
         return list(found.values())
 
 

@@ -362,12 +362,11 @@ class TaskBoard:
 
     def _claim_locked(self, task: Task, owner: str, via: str, lease_s: float | None) -> Task:
         now, until = self.leases.claim_fields(lease_s)
-        active = (t.claim_token or "" for ts in self._cache.holders().values() for t in ts)
         claimed = task.model_copy(
             update={
                 "status": "in_progress",
                 "owner": owner,
-                "claim_token": self.leases.draw_token(active, task.id),
+                "claim_token": self.leases.draw_token(self._cache.leases, task.id),
                 "claimed_at": now,
                 "lease_expires_at": until,
                 "updated_at": now,
@@ -461,7 +460,7 @@ class TaskBoard:
         """Take back every lease that ran out or whose owner's process is gone, in one write
         (caller holds the lock). A disk error leaves them for the next operation."""
         cache = self._cache
-        due = self.leases.due(cache.leases, cache.tasks, cache.holders())
+        due = self.leases.due(cache.leases, cache.tasks, cache.holder_names(), cache.held_by)
         if not due:
             return False
         back, events = taken_back(due, cache.tasks, iso_ms(self.leases.now_ms()))

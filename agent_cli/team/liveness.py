@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,7 +47,7 @@ def gone_reason(member: Member, host: str) -> str | None:
 
 
 class OwnerLiveness:
-    """Callable owner -> why its process is gone (or None); thread-safe."""
+    """Callable: owners -> {owner: why its process is gone} for the provably gone ones."""
 
     def __init__(self, roster: Roster) -> None:
         from .roster import this_host
@@ -58,15 +59,24 @@ class OwnerLiveness:
         self._sig: tuple[int, int, int] | None = None
         self._members: dict[str, Member] = {}
 
-    def __call__(self, owner: str) -> str | None:
-        member = self._member(owner)
-        return gone_reason(member, self._host) if member is not None else None
+    def __call__(self, owners: Iterable[str]) -> dict[str, str]:
+        members = self._current()
+        found = {}
+        for owner in owners:
+            member = members.get(owner)
+            why = gone_reason(member, self._host) if member is not None else None
+            if why:
+                found[owner] = why
+        return found
 
-    def _member(self, owner: str) -> Member | None:
+    def gone(self, owner: str) -> str | None:
+        return self([owner]).get(owner)
+
+    def _current(self) -> dict[str, Member]:
         try:
             st = os.stat(self._path)
         except OSError:
-            return None
+            return {}
         sig = (st.st_mtime_ns, st.st_size, st.st_ino)
         with self._lock:
             if sig != self._sig:
@@ -76,4 +86,4 @@ class OwnerLiveness:
                     config = None  # unreadable: nobody is proven gone
                 self._members = {m.name: m for m in config.members} if config else {}
                 self._sig = sig
-            return self._members.get(owner)
+            return self._members
