@@ -158,3 +158,17 @@ def test_a_command_line_claim_takes_its_lease_from_the_flag_or_the_environment(
     monkeypatch.setenv("AGENT_CLI_LEASE_S", "-1")
     code, out = run(workdir, "tasks", "claim", "--as", "x")
     assert code == 2 and "AGENT_CLI_LEASE_S" in out
+
+
+def test_slash_team_shows_a_member_whose_process_ended_as_gone(workdir):
+    from rich.console import Console
+
+    from agent_cli.ui.tables import team_table
+
+    pid = dead_pid()
+    roster = Roster(workdir / ".team")
+    roster.add("alice", "worker")
+    member = roster.update("alice", pid=pid, host=this_host(), status="working")
+    out = io.StringIO()
+    Console(file=out, width=120, color_system=None).print(team_table(None, [member]))
+    assert f"gone (process {pid} ended)" in out.getvalue()

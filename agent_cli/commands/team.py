@@ -114,12 +114,9 @@ def format_team(team: str, members: list[Member]) -> str:
 
 def gone_of(m: Member) -> str | None:
     """'process 4242 ended' for a member still shown running whose process has ended."""
-    from ..team.liveness import gone_reason
-    from ..team.roster import this_host
+    from ..team.liveness import member_gone
 
-    if m.status in ("shutdown", "failed"):
-        return None
-    return gone_reason(m, this_host())
+    return member_gone(m)
 
 
 def run_inbox(args: argparse.Namespace) -> int:

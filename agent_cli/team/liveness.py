@@ -46,6 +46,15 @@ def gone_reason(member: Member, host: str) -> str | None:
     return f"process {member.pid} ended" if pid_ended(member.pid) else None
 
 
+def member_gone(member: Member) -> str | None:
+    """For `agent-cli team` and /team: why a member the roster shows running is not."""
+    from .roster import this_host
+
+    if member.status in ("shutdown", "failed"):
+        return None
+    return gone_reason(member, this_host())
+
+
 class OwnerLiveness:
     """Callable: owners -> {owner: why its process is gone} for the provably gone ones."""
 

@@ -24,6 +24,10 @@ def banner(runtime: Any, model_name: str) -> Text:
     hint = demo_hint(runtime)
     if hint:
         text.append(hint + "\n", style="yellow")
+    session = getattr(runtime, "session", None)
+    if session is not None and session.resumed_at:
+        team = ", ".join(runtime.team.running()) or "no teammates"
+        text.append(f"resumed session {session.id} ({team})\n", style="green")
     text.append("/help for commands · !CMD runs a shell command · Shift+Tab cycles modes · "
                 "Ctrl-D exits", style="dim")
     return text

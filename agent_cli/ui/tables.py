@@ -113,12 +113,17 @@ def team_table(lead_row: tuple[str, int] | None, members: list[Any]) -> Table:
         state, tokens = lead_row
         table.add_row(Text("lead", style=agent_style("lead")), "lead", state, "", "",
                       f"{tokens:,}")
+    from ..team.liveness import member_gone
+
     for m in members:
         style = {"failed": "red", "working": "yellow", "shutdown": "dim"}.get(m.status, "")
+        state = m.status.replace("_", " ")
+        if (gone := member_gone(m)) is not None:
+            state, style = f"gone ({gone})", "red"
         table.add_row(
             Text(m.name, style=agent_style(m.name)),
             m.role,
-            Text(m.status.replace("_", " "), style=style),
+            Text(state, style=style),
             f"#{m.current_task}" if m.current_task else "",
             shorten(m.idle_reason or "", 60),
             f"{int(m.tokens or 0):,}",
