@@ -148,7 +148,7 @@ def test_sigkill_then_continue_finishes_every_task_exactly_once(workdir, tmp_pat
             before = {s.id for s in store.all()}
             log = tmp_path / f"run{r}.log"
             pid = zygote.start(["-C", str(workdir), *RUN, "-p", PROMPT, "--wait"], log)
-            wait_for(lambda: both_spawned(store, before, pid), 30, "alice and bob")
+            wait_for(lambda b=before, p=pid: both_spawned(store, b, p), 30, "alice and bob")
             threading.Event().wait(rng.uniform(0, 0.3))  # the random moment of the kill
             os.kill(pid, signal.SIGKILL)
             code = zygote.wait(pid)
