@@ -216,7 +216,9 @@ def dispatch(args: argparse.Namespace) -> int:
     runtime.mcp = build_manager(runtime, list(getattr(args, "mcp_config", []) or []))
     from .team.resume import start_session
 
-    start_session(runtime, "repl" if args.prompt is None else "headless")
+    # the REPL starts resumed teammates once its approval UI is attached (ui/repl.py)
+    start_session(runtime, "repl" if args.prompt is None else "headless",
+                  defer=args.prompt is None)
     if args.prompt is not None:
         from .ui.headless import run_headless
 

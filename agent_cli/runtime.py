@@ -80,6 +80,7 @@ class Runtime:
         self._team = None
         self.mcp = None  # an McpManager when MCP servers are configured (set by the entry)
         self.session = None  # team.sessions.Session once team.resume.start_session ran
+        self.resuming: list = []  # roster Members taken over, to start (team.resume)
 
     @classmethod
     def open(cls, workdir: Path, config: RuntimeConfig | None = None) -> Runtime:

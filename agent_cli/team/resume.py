@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from .roster import Member
 
 
-def start_session(rt: Runtime, mode: str) -> Session | None:
-    """Open the session `rt.config.session` asks for ("new", "continue" or an id)."""
+def start_session(rt: Runtime, mode: str, defer: bool = False) -> Session | None:
+    """Open the session `rt.config.session` asks for ("new", "continue" or an id). With
+    `defer` (the REPL: its approval UI is not attached yet) the teammates' roster entries are
+    taken over now and the teammates start at `resume_pending`."""
     ref = rt.config.session
     if ref is None:
         return None
@@ -42,8 +44,20 @@ def start_session(rt: Runtime, mode: str) -> Session | None:
         raise NotFound("no session to continue in this workdir (start one without -c)")
     _take_over(store, session)
     rt.session = session
-    resume_team(rt, session)
+    members = claim_members(rt, session)
+    if defer:
+        rt.resuming = members
+    else:
+        spawn_members(rt, session, members)
     return session
+
+
+def resume_pending(rt: Runtime) -> list[str]:
+    """Start the teammates a deferred start_session took over (once)."""
+    members, rt.resuming = rt.resuming, []
+    if rt.session is None or not members:
+        return []
+    return spawn_members(rt, rt.session, members)
 
 
 def _take_over(store: SessionStore, session: Session) -> None:
@@ -75,9 +89,19 @@ def resumable(rt: Runtime, session: Session) -> list[Member]:
 
 def resume_team(rt: Runtime, session: Session) -> list[str]:
     """Restart the session's teammates (see the module docstring); their names."""
+    return spawn_members(rt, session, claim_members(rt, session))
+
+
+def claim_members(rt: Runtime, session: Session) -> list[Member]:
+    """The teammates to resume, their roster entries now this process's: a board operation
+    must not find them gone and take their leases back before they start."""
     members = resumable(rt, session)
-    for m in members:  # ours now: a board operation must not find them gone
+    for m in members:
         rt.roster.update(m.name, pid=os.getpid(), host=this_host())
+    return members
+
+
+def spawn_members(rt: Runtime, session: Session, members: list[Member]) -> list[str]:
     started = []
     for m in members:
         try:

@@ -163,12 +163,12 @@ def session_table(sessions: list[Session]) -> str:
     """`--resume` / `/resume`: one line per session, newest first."""
     if not sessions:
         return "no sessions in this workdir yet"
-    lines = [f"{'ID':<20}  {'STARTED (UTC)':<19}  {'TEAM':<24}  LAST PROMPT"]
+    lines = [f"{'ID':<23}  {'STARTED (UTC)':<19}  {'TEAM':<24}  LAST PROMPT"]
     for s in sessions:
         team = ", ".join(s.team) or "-"
         prompt = last_prompt(s) or "-"
         prompt = prompt if len(prompt) <= 60 else prompt[:59] + "…"
         started = s.started_at[:19].replace("T", " ")
-        lines.append(f"{s.id:<20}  {started:<19}  {team[:24]:<24}  {prompt}")
+        lines.append(f"{s.id:<23}  {started:<19}  {team[:24]:<24}  {prompt}")
     lines.append("resume one with: agent-cli --resume ID  (or -c for the newest)")
     return "\n".join(lines)

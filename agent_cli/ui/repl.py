@@ -301,6 +301,9 @@ class Repl:
                 self.printer.write(render_str(startup.release_all(self.runtime, stale),
                                               self.width(), self.color))
         self._start_mcp()
+        from ..team.resume import resume_pending
+
+        resume_pending(self.runtime)  # -c / --resume: the session's teammates, now they can ask
 
     def _start_mcp(self) -> None:
         """Ask once about a project's untrusted .mcp.json servers, then start in background."""

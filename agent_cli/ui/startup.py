@@ -26,7 +26,8 @@ def banner(runtime: Any, model_name: str) -> Text:
         text.append(hint + "\n", style="yellow")
     session = getattr(runtime, "session", None)
     if session is not None and session.resumed_at:
-        team = ", ".join(runtime.team.running()) or "no teammates"
+        names = [m.name for m in getattr(runtime, "resuming", [])]
+        team = f"resuming {', '.join(names)}" if names else "no teammates to resume"
         text.append(f"resumed session {session.id} ({team})\n", style="green")
     text.append("/help for commands · !CMD runs a shell command · Shift+Tab cycles modes · "
                 "Ctrl-D exits", style="dim")
@@ -47,7 +48,7 @@ def demo_hint(runtime: Any, env: Any = os.environ) -> str | None:
 
 def stale_tasks(runtime: Any) -> list[Any]:
     """In-progress tasks owned by teammates that are not running in this session."""
-    running = set(runtime.team.running())
+    running = set(runtime.team.running()) | {m.name for m in getattr(runtime, "resuming", [])}
     try:  # teammates that another live process runs (pid and host in config.json)
         running |= {m.name for m in runtime.roster.members() if runtime.roster.is_alive(m)}
     except AgentCliError:
