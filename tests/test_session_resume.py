@@ -80,9 +80,7 @@ def _dead_pid() -> int:
     return proc.pid
 
 
-def test_a_resumed_teammate_goes_on_with_the_task_it_held_with_the_same_token(
-    workdir, cleanup
-):
+def _crashed_session_holding_a_task(workdir):
     rt1 = make_runtime(workdir, ScriptedModel({}), session="new", lease_s=600)
     start_session(rt1, "repl")
     rt1.board.create("half-done work", description="finish the report")
@@ -92,6 +90,13 @@ def test_a_resumed_teammate_goes_on_with_the_task_it_held_with_the_same_token(
                       current_task=held.id)
     SessionStore(workdir / ".team").note_member(rt1.session, "alice")
     # ... and the process dies here: no close, no shutdown, the lease still live
+    return held
+
+
+def test_a_resumed_teammate_goes_on_with_the_task_it_held_with_the_same_token(
+    workdir, cleanup
+):
+    held = _crashed_session_holding_a_task(workdir)
 
     def resume_reply(request):
         text = last_user_text(request)
@@ -124,3 +129,24 @@ def test_slash_resume_lists_the_sessions_and_names_this_one(workdir):
     assert dispatch(ctx, "/resume").ok
     text = buf.getvalue()
     assert rt.session.id in text and f"this session: {rt.session.id}" in text
+
+
+def test_the_repl_takes_its_teammates_over_first_and_starts_them_once_it_can_ask(
+    workdir, cleanup
+):
+    from agent_cli.team.resume import resume_pending
+    from agent_cli.ui.startup import stale_tasks
+
+    held = _crashed_session_holding_a_task(workdir)
+    model = ScriptedModel({"alice": [Reply("looking"), Reply("still here")]})
+    rt = make_runtime(workdir, model, session="continue")
+    cleanup(rt)
+    start_session(rt, "repl", defer=True)
+    assert [m.name for m in rt.resuming] == ["alice"] and rt.team.running() == []
+    assert stale_tasks(rt) == []  # not offered for release: alice is about to come back
+    assert rt.board.get(held.id).owner == "alice"  # a board operation did not take it back
+    rec = Recorder(rt)
+    assert resume_pending(rt) == ["alice"]
+    rec.wait_event("TurnFinished", agent="alice")
+    assert "<resumed-task" in last_user_text(model.requests_for("alice")[0])
+    assert resume_pending(rt) == []  # once
