@@ -45,7 +45,10 @@ def test_release_offer_skips_a_teammate_another_live_process_runs(workdir):
     finally:
         other.kill()
         other.wait()
-    assert [t.id for t in stale_tasks(rt)] == [task.id]  # that process is gone: offered
+    # that process is gone: its lease expired by itself, nothing left to offer
+    assert stale_tasks(rt) == []
+    assert rt.board.get(task.id).status == "pending"
+    assert [e["action"] for e in rt.board.events()][-1] == "lease_expired"
 
 
 def render(renderable) -> str:
