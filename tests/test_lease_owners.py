@@ -172,3 +172,26 @@ def test_slash_team_shows_a_member_whose_process_ended_as_gone(workdir):
     out = io.StringIO()
     Console(file=out, width=120, color_system=None).print(team_table(None, [member]))
     assert f"gone (process {pid} ended)" in out.getvalue()
+
+
+def test_a_teammate_completing_after_its_lease_ran_out_is_told_lease_expired(workdir, cleanup):
+    import time
+
+    from test_agent_support import results_of
+
+    def late(request):  # the machine slept past the lease before the model answered
+        rt.board.leases._clock = lambda: time.time() + 3600
+        task_id, token = claimed_in(request)
+        return Reply(tool_calls=[Call("complete_task", {
+            "task_id": task_id, "claim_token": token, "result": "late"})])
+
+    model = ScriptedModel({"alice": [late, Reply("I will look again.")]})
+    rt = make_runtime(workdir, model, lease_s=600)
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.board.create("slow")
+    rt.team.spawn("alice", "worker")
+    rec.wait_event("TurnFinished", agent="alice")
+    [result] = results_of(model.requests_for("alice")[1].messages[-1])
+    assert result.is_error and "lease expired" in str(result.content)
+    assert not [e for e in rt.board.events() if e["action"] == "completed"]

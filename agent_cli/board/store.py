@@ -480,6 +480,12 @@ class TaskBoard:
             taken, self._expired = self._expired, []
         return taken
 
+    def stale_claim(self, task_id: int, owner: str, claim_token: object) -> Refused | None:
+        """LeaseExpired when `claim_token` was `owner`'s claim on the task and its lease ran
+        out (what complete would raise), else None."""
+        with self._locked():
+            return self.leases.refusal(self._existing(check_id(task_id)), owner, claim_token)
+
     def renew(self, owners: Iterable[str], lease_s: float | None = None) -> list[Task]:
         """Extend the live leases of `owners` from now: one write, no event, no wake-up.
         An expired lease is never renewed: it was taken back first."""

@@ -114,6 +114,9 @@ def complete_verified(
     in_progress with its owner.
     """
     owner = ctx.agent
+    stale = runtime.board.stale_claim(task_id, owner, claim_token)
+    if stale is not None:  # "lease expired" says more than "not yours"
+        raise stale
     task = runtime.board.get(task_id)
     if task.status != "in_progress" or task.owner != owner:
         holder = f"owned by {task.owner}" if task.owner else task.status
