@@ -442,6 +442,7 @@ def render_task(task: Task) -> str:
         ("updated", task.updated_at),
         ("claimed", task.claimed_at or "-"),
         ("claim token", task.claim_token or "-"),
+        ("lease until", task.lease_expires_at or "-"),
         ("result", task.result if task.result is not None else "-"),
         *routing_fields(task),
     ]
