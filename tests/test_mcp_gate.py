@@ -183,7 +183,7 @@ def test_lead_and_teammate_call_mcp_tools_headless(workdir: Path, tmp_path: Path
     assert proc.returncode == 0, proc.stderr
     assert (workdir / "allowed.txt").read_text(encoding="utf-8") == "made by mcp"
     transcripts = workdir / ".team" / "transcripts"
-    assert "echo: from lead" in (transcripts / "lead.jsonl").read_text(encoding="utf-8")
+    assert "echo: from lead" in _session_lead(workdir).read_text(encoding="utf-8")
     alice = (transcripts / "alice.jsonl").read_text(encoding="utf-8")
     assert "Denied by rule mcp__fx__crash" in alice
     assert "echo: still up" in alice  # the denied crash never reached the server
@@ -221,4 +221,11 @@ def test_untrusted_project_servers_do_not_start_headless(workdir: Path, tmp_path
     proc = run_cli(workdir, script, "--mcp-config", str(workdir / ".mcp.json"), "-p", "hi")
     assert proc.returncode == 0, proc.stderr
     assert pidfile.exists()
-    assert "echo: trusted" in (workdir / ".team" / "transcripts" / "lead.jsonl").read_text()
+    assert "echo: trusted" in _session_lead(workdir).read_text()
+
+
+def _session_lead(workdir: Path) -> Path:
+    """The lead's transcript of the latest run's session (.team/transcripts/sessions/; the ids
+    sort by start time)."""
+    paths = (workdir / ".team" / "transcripts" / "sessions").glob("*/lead.jsonl")
+    return max(paths, key=lambda p: p.parent.name)

@@ -50,7 +50,7 @@ def test_trust_question_mcp_listing_and_a_call(workdir: Path, tmp_path: Path) ->
     finally:
         child.close()
     assert child.exitstatus == 0
-    assert "echo: pty" in (workdir / ".team" / "transcripts" / "lead.jsonl").read_text()
+    assert "echo: pty" in _session_lead(workdir).read_text()
     pids = [int(x) for x in pidfile.read_text().split()]
     assert pids and not any(Path(f"/proc/{p}").exists() for p in pids)
     local = json.loads((workdir / ".agent-cli" / "settings.local.json").read_text())
@@ -64,3 +64,9 @@ def test_trust_question_mcp_listing_and_a_call(workdir: Path, tmp_path: Path) ->
         child.expect(pexpect.EOF)
     finally:
         child.close()
+
+
+def _session_lead(workdir: Path) -> Path:
+    """The lead's transcript of the one session the run made (.team/transcripts/sessions/)."""
+    [path] = (workdir / ".team" / "transcripts" / "sessions").glob("*/lead.jsonl")
+    return path
