@@ -13,7 +13,7 @@ import pytest
 
 from agent_cli.board.leases import LeaseExpired, iso_ms, parse_ms
 from agent_cli.board.store import TaskBoard
-from agent_cli.errors import Refused
+from agent_cli.errors import Refused, StorageError
 
 T0 = 1_800_000_000.0  # the injected clock starts here
 
@@ -182,3 +182,27 @@ def test_a_pending_task_with_a_lease_is_reported_as_invalid(workdir):
     problems = board.doctor()
     assert [p.task_id for p in problems] == [1]
     assert "lease_expires_at" in problems[0].message
+
+
+def test_a_planted_token_ledger_is_never_written_through(workdir, tmp_path):
+    board = board_at(workdir, Clock())
+    board.create("a")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("precious\n")
+    (workdir / ".tasks" / "tokens").symlink_to(target)
+    with pytest.raises(StorageError, match="tokens is a symbolic link") as refused:
+        board.claim(1, "alice")
+    assert refused.value.exit_code == 5
+    assert target.read_text() == "precious\n"
+    assert board.get(1).status == "pending"
+    (workdir / ".tasks" / "tokens").unlink()
+    (workdir / ".tasks" / "tokens").mkdir()  # not a file either
+    with pytest.raises(StorageError, match="not a regular file"):
+        board.claim(1, "alice")
+    assert board.snapshot().tasks[0].status == "pending"  # reads go on
+
+
+def test_a_roster_pid_no_process_can_have_proves_nothing(workdir):
+    from agent_cli.team.liveness import pid_ended
+
+    assert [pid_ended(p) for p in (0, -1, 1 << 40)] == [False, False, False]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import heapq
 import os
 import re
+import stat
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -30,6 +31,7 @@ DEFAULT_LEASE_S = 600.0
 LEASE_ENV = "AGENT_CLI_LEASE_S"
 TOKEN_DRAWS = 8  # fresh draws before a claim is refused: a generator that only repeats
 TOKEN_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_LEDGER_BYTES = 256 << 20  # ~5 million claims; a bigger file is not ours
 # owners -> {owner: why its process is gone} for those provably gone (one call per operation)
 OwnerGone = Callable[[Iterable[str]], "dict[str, str]"]
 
@@ -164,9 +166,11 @@ class TokenLedger:
             self._fate, self._offset, self._ino = {}, 0, None
             return
         except OSError:
-            return  # a symlink or unreadable: keep what we know, active tokens still count
+            return  # a symlink or unreadable: record() refuses to write through it
         try:
             st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_LEDGER_BYTES:
+                return
             if st.st_ino != self._ino or st.st_size < self._offset:
                 self._fate, self._offset, self._ino = {}, 0, st.st_ino
             if st.st_size == self._offset:
@@ -192,9 +196,28 @@ class TokenLedger:
         return self._fate.get(token)
 
     def record(self, kind: str, token: str, task_id: int) -> None:
+        self._check_file()
         # the next refresh reads this line again: applying it twice changes nothing
         append_line(self.path, f"{kind} {token} {task_id}", fsync=False)
         self._fate[token] = (task_id, kind)
+
+    def _check_file(self) -> None:
+        """StorageError naming the ledger when it is anything but a regular file of ours."""
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise StorageError(f"cannot read {self.path}: {exc.strerror or exc}") from exc
+        why = None
+        if stat.S_ISLNK(st.st_mode):
+            why = "is a symbolic link, not the token ledger"
+        elif not stat.S_ISREG(st.st_mode):
+            why = "is not a regular file"
+        elif st.st_size > MAX_LEDGER_BYTES:
+            why = f"is larger than {MAX_LEDGER_BYTES >> 20} MB"
+        if why:
+            raise StorageError(f"{self.path} {why}: claims refused until it is moved away")
 
 
 class Leases:

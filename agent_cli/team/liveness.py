@@ -24,12 +24,14 @@ if TYPE_CHECKING:
 
 def pid_ended(pid: int) -> bool:
     """True only when `pid` provably no longer runs (absent, or a zombie awaiting its
-    parent)."""
+    parent). A pid no process can have (0, negative, huge) proves nothing."""
+    if not isinstance(pid, int) or not 0 < pid < 1 << 31:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    except OSError:
+    except (OSError, OverflowError):
         return False  # exists (another user's) or cannot tell
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
