@@ -150,3 +150,16 @@ def test_the_repl_takes_its_teammates_over_first_and_starts_them_once_it_can_ask
     rec.wait_event("TurnFinished", agent="alice")
     assert "<resumed-task" in last_user_text(model.requests_for("alice")[0])
     assert resume_pending(rt) == []  # once
+
+
+def test_planted_session_entries_are_skipped_not_followed(workdir, tmp_path):
+    store = SessionStore(workdir / ".team")
+    real = store.create("headless")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "session.json").write_text(json.dumps({"id": "20990101-000000000-abcd"}))
+    (store.root / "20990101-000000000-abcd").symlink_to(elsewhere)
+    (store.root / "20990101-000000001-abcd").mkdir()
+    (store.root / "20990101-000000001-abcd" / "session.json").write_text("{not json")
+    assert [s.id for s in store.all()] == [real.id]
+    assert store.latest().id == real.id

@@ -79,7 +79,8 @@ class SessionStore:
     def all(self) -> list[Session]:
         """Every readable session, newest first (an unreadable one is skipped)."""
         try:
-            names = [p.name for p in self.root.iterdir() if SESSION_RE.match(p.name)]
+            names = [p.name for p in self.root.iterdir()
+                     if SESSION_RE.match(p.name) and not p.is_symlink()]  # never followed
         except OSError:
             return []
         found = [s for s in (self._load(n) for n in sorted(names, reverse=True)) if s]
