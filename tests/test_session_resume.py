@@ -49,11 +49,13 @@ def test_continue_after_a_headless_run_resumes_alice_and_shuts_her_down(workdir)
     code, out = run(workdir, *DEMO, "-c", "-p", "Shut down alice", "--wait")
     assert code == 0, out
     assert "request_shutdown alice" in out
+    assert "shutdown_response" not in out  # the first run's closing answers are not news
     assert members(workdir) == {"alice": "shutdown", "bob": "shutdown"}
     [again] = SessionStore(workdir / ".team").all()  # the same session, continued
     assert again.id == session.id and again.suspended == ["bob"]
     lead = [json.loads(x) for x in again.lead_transcript.read_text().splitlines()]
-    said = [json.dumps(r["message"]) for r in lead if r["message"]["role"] == "user"]
+    said = [json.dumps(r["message"]) for r in lead
+            if r["kind"] == "message" and r["message"]["role"] == "user"]
     assert any("Create 3 tasks" in s for s in said) and any("Shut down alice" in s for s in said)
 
     code, out = run(workdir, *DEMO, "--resume", session.id[:15], "-p", "Shut down bob", "--wait")

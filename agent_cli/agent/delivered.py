@@ -48,6 +48,11 @@ class Delivered:
         for callback in callbacks:
             callback()
 
+    def mark(self, ids: Iterable[str]) -> None:
+        """Delivered without a user turn (the host handled them)."""
+        with self._lock:
+            self._ids.update(ids)
+
     def load(self, path: Path) -> None:
         """Add the ids recorded in a transcript (every record, compactions notwithstanding)."""
         from .transcript import read_records

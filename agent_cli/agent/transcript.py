@@ -7,6 +7,8 @@ Records (each with `ts`, `agent` and `kind`):
 - `compaction`: `{"reason", "summary", "messages": [...], "before_tokens", "after_tokens"}` —
   the whole conversation as it continued after a compaction (older records stay on disk).
 - `clear`: the conversation was cleared (/clear).
+- `delivered`: `{"delivered": [ids]}` — inbox messages the host handled for the agent without
+  putting them in its conversation (ignored when rebuilding it).
 
 `load_conversation()` rebuilds the conversation from the last compaction/clear on; a torn or
 unparsable line is skipped and reported by file name and line number. Appends are not fsynced:
@@ -69,6 +71,10 @@ class Transcript:
 
     def clear(self) -> None:
         self._write("clear")
+
+    def taken_in(self, ids: Sequence[str]) -> None:
+        """Inbox messages the host handled for this agent, outside its conversation."""
+        self._write("delivered", delivered=list(ids))
 
 
 def read_records(path: Path) -> tuple[list[dict[str, Any]], list[str]]:

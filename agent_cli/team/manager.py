@@ -141,9 +141,13 @@ class Team:
         deadline = time.monotonic() + timeout
         self.claims.close(timeout)  # before any request: a released task stays released
         names = self.running()
+        sent: set[str] = set()  # requests made here, not ones the lead had already made
         for name in names:
             try:
-                self.request_shutdown(name)
+                before = self._pending_shutdowns(name)
+                req = self.request_shutdown(name)
+                if req.id not in before:
+                    sent.add(req.id)
             except Refused:
                 pass  # it ended meanwhile
             except AgentCliError as exc:  # e.g. a full disk: still stop the others
@@ -159,7 +163,32 @@ class Team:
             mate.thread.join(INTERRUPT_GRACE_S if mate.thread.is_alive() else 0)
         self.status.flush(max(0.0, deadline - time.monotonic()))
         self.leases.stop()
+        self._file_closing_answers(sent)
         return busy
+
+    def _pending_shutdowns(self, name: str) -> set[str]:
+        try:
+            return {r.id for r in self.rt.protocols.pending("shutdown", target=name)}
+        except CorruptFile:
+            return set()
+
+    def _file_closing_answers(self, request_ids: set[str]) -> None:
+        """The answers to the shutdown requests of closing the team are bookkeeping, not news:
+        marked taken in (in the lead's transcript), so a resumed lead is not told that
+        teammates it gets back have shut down."""
+        lead = self._lead
+        if lead is None or lead.transcript_path is None or not request_ids:
+            return
+        from ..agent.transcript import Transcript
+
+        ids = [m.id for m in self.rt.mail.peek(LEAD)
+               if m.type == "shutdown_response" and m.request_id in request_ids]
+        if ids:
+            try:
+                Transcript(lead.transcript_path.parent, LEAD).taken_in(ids)
+            except AgentCliError as exc:
+                self._warn(f"could not file the shutdown answers: {exc}")
+            lead.delivered.mark(ids)
 
     def _renewable(self) -> list[str]:
         """Whose leases the renewer keeps alive: live teammate threads, and the lead."""
