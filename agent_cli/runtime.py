@@ -30,6 +30,7 @@ class RuntimeConfig:
     idle_timeout_s: float = 60.0  # 0 = never send an idle notification
     check_interval_s: float = 0.05  # how often a waiter re-checks other processes' changes
     compact_threshold_tokens: int = 100_000
+    worktrees: str | None = None  # "on" / "off" (--worktrees); None: settings, else auto
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -71,6 +72,7 @@ class Runtime:
         self._models_lock = threading.Lock()
         self._team = None
         self.mcp = None  # an McpManager when MCP servers are configured (set by the entry)
+        self._worktrees = None
 
     @classmethod
     def open(cls, workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -83,6 +85,18 @@ class Runtime:
 
             self._team = Team(self)
         return self._team
+
+    @property
+    def worktrees(self):  # -> team.worktrees.Worktrees: a git worktree per claimed task
+        with self._models_lock:
+            if self._worktrees is None:
+                from .team.worktrees import Worktrees
+
+                self._worktrees = Worktrees(self.workdir, self.board, self.config.worktrees,
+                                            events=self.events, mail=self.mail)
+                if self._worktrees.landing is not None:
+                    self._worktrees.landing.resume()  # a landing a killed run left
+        return self._worktrees
 
     def model_spec(self, spec: str | None = None) -> str:
         from .models.registry import resolve_spec

@@ -59,6 +59,7 @@ class Teammate(IdleLoop):
         self.gate = TrackingGate(runtime.gate, self)
         self.intake = Intake(runtime.mail, name)
         self.agent = self._build_agent(model)
+        self.agent.workspace = lambda: runtime.worktrees.workspace_for(name)  # its task's worktree
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._main, name=thread_name(name), daemon=True)
         self._injections: list[str] = []
