@@ -76,3 +76,24 @@ def last_result(request: ModelRequest) -> str:
     """The tool_result text at the end of `request` (what the last call returned)."""
     msg = request.messages[-1]
     return " ".join(b.content for b in msg.content if b.type == "tool_result")
+
+
+def worker(work: dict[str, Callable[[ModelRequest], Reply]]):
+    """An entry for any teammate (use many copies in the "*" queue): on a fresh auto-claim
+    it does `work[subject]`, after a file tool it completes the task, else it ends the turn."""
+    import re
+
+    def entry(request: ModelRequest) -> Reply:
+        last = request.messages[-1]
+        result = last_result(request)
+        text = last.text()
+        if "<auto-claimed-task" in text and not result:
+            subject = re.search(r"Subject: (.*)", text).group(1).strip()
+            return work[subject](request)
+        if result.startswith(("Created", "Edited", "Overwrote")):
+            task_id, token = claimed_in(request)
+            return Reply(tool_calls=[Call("complete_task", {
+                "task_id": task_id, "claim_token": token, "result": "done"})])
+        return Reply(text="done")
+
+    return entry

@@ -32,11 +32,17 @@ def excludes(prefix: str) -> list[str]:
 
 
 def add_all(repo: GitRepo, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
-    """`git add -A` of the tree at `cwd`, then agent-cli's state directories taken out again
-    (an exclude pathspec naming an ignored directory would make git add fail)."""
-    repo.run("add", "-A", "--", ".", cwd=cwd, env=env)
+    """`git add -A` of the tree at `cwd`, agent-cli's state directories left out. (Only those
+    that exist and are not ignored are named: git add fails on a pathspec naming an ignored
+    path, and adding them first would race with the board's own temp files.)"""
+    root = Path(cwd or repo.top)
     names = [f"{repo.prefix}{n}" for n in STATE_DIRS] + (list(STATE_DIRS) if repo.prefix else [])
-    repo.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *names, cwd=cwd, env=env)
+    present = [n for n in names if os.path.lexists(root / n)]
+    if present:
+        ignored = repo.run("check-ignore", "--", *present, cwd=cwd, env=env,
+                           check=False).stdout.split("\n")
+        present = [n for n in present if n not in ignored]
+    repo.run("add", "-A", "--", ".", *(f":(exclude){n}" for n in present), cwd=cwd, env=env)
 
 
 def is_state_path(path: str, prefix: str) -> bool:

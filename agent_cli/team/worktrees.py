@@ -14,8 +14,9 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import UserError
+from ..errors import StorageError, UserError
 from ..gitrepo import GitError, GitRepo
+from ..locking import StateLock
 from ..tools.workspace_root import Workspace
 from .snapshot import Snapshots
 from .worktree_state import WorktreeState
@@ -57,6 +58,8 @@ class Worktrees:
             raise UserError(f"--worktrees on: {self.workdir} is not in a git repository")
         self.enabled = self.repo is not None
         self.state = WorktreeState(self.dir / "state.json")
+        # one worktree add/remove/prune at a time (a prune would drop another's half-made one)
+        self.lock = StateLock(self.state_dir / "worktrees.lock", timeout=120.0)
         self.snapshots = Snapshots(self.repo, self.state_dir) if self.repo else None
         self.landing = None
         if self.repo is not None:
@@ -124,8 +127,9 @@ class Worktrees:
         if not self.enabled:
             return ""
         try:
-            reused = self._ensure(task.id, owner)
-        except (GitError, OSError) as exc:
+            with self.lock.held():
+                reused = self._ensure(task.id, owner)
+        except (GitError, OSError, StorageError) as exc:
             return (f"\n(no worktree for task #{task.id}: {exc}; you work in the shared "
                     "workdir)")
         how = ("continue in its worktree (earlier work is there)" if reused
@@ -165,6 +169,11 @@ class Worktrees:
     # ----- after landing ---------------------------------------------------------------
     def remove(self, task_id: int) -> None:
         """Remove a landed task's worktree (its branch stays)."""
+        assert self.repo is not None
+        with self.lock.held():
+            self._remove(task_id)
+
+    def _remove(self, task_id: int) -> None:
         assert self.repo is not None
         path = self.path(task_id)
         if not path.exists():
