@@ -66,7 +66,7 @@ def _contents(workdir: Path) -> set[str]:
 def _state(workdir: Path, task_id: int) -> str:
     """'landed' or 'unlanded' after a fresh start-up; anything else is a mix."""
     rt = Runtime.open(workdir, RuntimeConfig())
-    rt.worktrees  # start-up: a landing left halfway is finished here
+    assert rt.worktrees.enabled  # start-up: a landing left halfway is finished here
     contents = _contents(workdir)
     task = rt.board.get(task_id)
     assert "<<<<<<<" not in "".join((workdir / n).read_text() for n in FILES)
