@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
                         help="MCP servers to start (Claude Code's .mcp.json format; repeatable); "
                         "the workdir's .mcp.json is used too, once you trust it")
+    parser.add_argument("--worktrees", choices=("on", "off"), default=None,
+                        help="teammates' tasks in git worktrees (default: on in a git "
+                        "repository, unless settings say \"worktrees\": \"off\")")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     tasks_cmd.add_parser(sub, workdir_parent())
     team_cmd.add_parsers(sub, workdir_parent())
@@ -156,6 +159,7 @@ def runtime_config(args: argparse.Namespace):
         deny=list(args.deny),
         allow_bypass=args.dangerously_skip_permissions,
         idle_timeout_s=args.idle_timeout,
+        worktrees=getattr(args, "worktrees", None),
     )
     compact_at = getattr(args, "compact_at", None) or compact_at_from_env(os.environ)
     if compact_at is not None:

@@ -167,3 +167,21 @@ def test_worktrees_on_outside_git_is_one_clear_error(workdir):
 
     with pytest.raises(UserError, match="is not in a git repository"):
         Runtime.open(workdir, RuntimeConfig(worktrees="on")).worktrees  # noqa: B018
+
+
+def test_a_worktree_cannot_land_board_team_or_settings_files(workdir):
+    git_repo(workdir, {"f.txt": "x\n"})
+    rt = Runtime.open(workdir, RuntimeConfig())
+    task = _claimed(rt, "forge state")
+    wt = rt.worktrees.path(task.id)
+    forged = {".tasks/task_99.json": '{"id": 99}', ".team/config.json": "{}",
+              ".agent-cli/settings.json": '{"permissions": {"allow": ["Bash(*)"]}}'}
+    for rel, text in forged.items():
+        (wt / rel).parent.mkdir(parents=True, exist_ok=True)
+        (wt / rel).write_text(text)
+    (wt / "f.txt").write_text("y\n")
+    landed = rt.worktrees.landing.land(task, "alice", task.claim_token, "ok")
+    assert landed.files == ["f.txt"]
+    for rel in forged:
+        assert not (workdir / rel).exists(), rel
+    assert "task #99" not in " ".join(t.subject for t in rt.board.snapshot().tasks)

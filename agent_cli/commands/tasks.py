@@ -101,6 +101,9 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
         "doctor", parents=[parent], help="list every problem on the board; exit 1 if there is any"
     )
     p.set_defaults(handler=cmd_doctor)
+    from . import worktrees as worktree_cmds
+
+    worktree_cmds.add_parsers(acts, parent)  # diff, clean-worktrees
 
     p = acts.add_parser(
         "graph",
@@ -211,7 +214,10 @@ def cmd_list(args: argparse.Namespace) -> int:
             warn(problem)
         print_json([t.to_json() for t in snap.tasks])
         return 0
-    print(render_table(snap.tasks, snap.problems, stranded_marks(args, snap.tasks)))
+    from .worktrees import where_of
+
+    print(render_table(snap.tasks, snap.problems, stranded_marks(args, snap.tasks),
+                       where_of(args)))
     return 0
 
 
@@ -254,6 +260,10 @@ def cmd_complete(args: argparse.Namespace) -> int:
             raise Refused(f"task {task.id} is owned by {task.owner}")
         token = task.claim_token or ""
     mine = task.status == "in_progress" and task.owner == args.owner
+    from .worktrees import land_from_cli
+
+    if mine and token == task.claim_token and land_from_cli(args, task, token):
+        return 0
     if task.verify is not None and mine and token == task.claim_token:
         _run_verify(task, workdir_of(args))  # else complete() refuses with the reason
     done = board.complete(args.id, args.owner, token, args.result)
@@ -292,6 +302,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"note: {note.path}: {note.message} (skipped when reading the log)")
     for problem in problems:
         print(problem.line())
+    from .worktrees import doctor_lines
+
+    for line in doctor_lines(args):
+        print(line)
     if problems:
         print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} on the board")
         return 1
@@ -322,10 +336,12 @@ def _cut(text: str, width: int) -> str:
 
 
 def render_table(
-    tasks: list[Task], problems: list[Problem], marks: dict[int, str] | None = None
+    tasks: list[Task], problems: list[Problem], marks: dict[int, str] | None = None,
+    where: Any = None,
 ) -> str:
     """The `tasks list` table: one row per task, an [E] row per unreadable file; a FOR column
-    when a task says who may take it, and a note per task nobody running may take (`marks`)."""
+    when a task says who may take it, and a note per task nobody running may take (`marks`);
+    a WHERE column (`where(task_id)`: worktree, landed, landing refused) when a task has one."""
     from ..board import dag, routing
 
     routed = any(routing.short(t) for t in tasks)
@@ -360,8 +376,15 @@ def render_table(
             )
     if not rows:
         return "no tasks on the board"
+    places = {t.id: where(t.id) for t in tasks} if where is not None else {}
+    if any(places.values()):
+        for tid, cells in rows:
+            if cells[0] != BROKEN:
+                cells.append(_cut(places.get(tid, ""), 40) or "-")
     rows.sort(key=lambda r: r[0])
     header = ["", "ID", "SUBJECT", "OWNER", *(["FOR"] if routed else []), "BLOCKED BY", "RESULT"]
+    if any(places.values()):
+        header.append("WHERE")
     sized = [header] + [r[1] for r in rows if r[1][0] != BROKEN]
     widths = [max(len(c[i]) for c in sized) for i in range(len(header))]
     widths[1] = max(widths[1], *(len(r[1][1]) for r in rows))

@@ -105,9 +105,18 @@ class Worktrees:
         root = self.root(held.id)
         return Workspace(root, root, f"in task #{held.id}'s worktree", held.id)
 
+    def places(self) -> dict[int, str]:
+        """`where` of every task that has a record (one read of the state file)."""
+        if not self.enabled:
+            return {}
+        return {tid: self._where(tid, rec) for tid, rec in self.state.all().items()}
+
     def where(self, task_id: int) -> str:
         """Where a task lives, for /tasks and `tasks list` ("" when it has no record)."""
         rec = self.state.get(task_id) if self.enabled else None
+        return self._where(task_id, rec)
+
+    def _where(self, task_id: int, rec: dict | None) -> str:
         if not rec:
             return ""
         status = rec.get("status")

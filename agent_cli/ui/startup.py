@@ -24,6 +24,10 @@ def banner(runtime: Any, model_name: str) -> Text:
     hint = demo_hint(runtime)
     if hint:
         text.append(hint + "\n", style="yellow")
+    try:  # one line: task worktrees, or teammates sharing the workdir
+        text.append(runtime.worktrees.banner_line() + "\n", style="dim")
+    except AgentCliError as exc:
+        text.append(f"worktrees: {exc}\n", style="red")
     text.append("/help for commands · !CMD runs a shell command · Shift+Tab cycles modes · "
                 "Ctrl-D exits", style="dim")
     return text
