@@ -125,14 +125,18 @@ class Landing:
                     f"task #{task.id} not completed: {', '.join(marked)} still hold conflict "
                     "markers (<<<<<<< ======= >>>>>>>). Edit them in your worktree to keep both "
                     "sides as intended, remove the markers, then call complete_task again.")
-        staged = self.repo.run("diff", "--cached", "--quiet", cwd=wt, check=False).returncode
-        if staged == 0 and not merging:
-            return
+        author = {"GIT_AUTHOR_NAME": owner, "GIT_AUTHOR_EMAIL": f"{owner}@agent-cli.local"}
         subject = f"task #{task.id}: {task.subject}"
-        if merging:
+        if merging:  # git commit concludes the merge the teammate resolved
             subject += " (conflict with the main tree resolved)"
-        self.repo.run("commit", "-q", "--no-verify", "-m", subject, cwd=wt, env={
-            "GIT_AUTHOR_NAME": owner, "GIT_AUTHOR_EMAIL": f"{owner}@agent-cli.local"})
+            self.repo.run("commit", "-q", "--no-verify", "-m", subject, cwd=wt, env=author)
+            return
+        tree = self.repo.out("write-tree", cwd=wt)
+        head, head_tree = self.repo.out("rev-parse", "HEAD", "HEAD^{tree}", cwd=wt).split()
+        if tree == head_tree:
+            return  # nothing new since the last commit
+        commit = self.repo.out("commit-tree", tree, "-p", head, "-m", subject, env=author)
+        self.repo.run("update-ref", "-m", "agent-cli: task commit", "HEAD", commit, head, cwd=wt)
 
     def _merging(self, wt: Path) -> bool:
         return self.repo.run("rev-parse", "-q", "--verify", "MERGE_HEAD", cwd=wt,
@@ -150,6 +154,9 @@ class Landing:
 
     def _merge(self, task: Task, base: str) -> None:
         wt = self.wt.path(task.id)
+        if self.repo.run("merge-base", "--is-ancestor", base, "HEAD", cwd=wt,
+                         check=False).returncode == 0:
+            return  # the branch already holds this main tree
         proc = self.repo.run("merge", "--no-edit", "-m", f"task #{task.id}: merge the main tree",
                              base, cwd=wt, check=False)
         if proc.returncode == 0:

@@ -1,11 +1,12 @@
 """Step 4 of landing: put a task's change into the user's main working tree, crash-safely.
 
-`plan(base, merged)` applies the change base..merged (git diff | git apply --cached on a
-private index holding a fresh snapshot of the main tree) and lists, per file, what the main
-tree holds now (`pre`) and what it must hold (`post`); None when the main tree changed the
-same lines since `base` (the caller merges again). `write(plan)` stages every new file with
-`git checkout-index` (modes, symlinks, filters by git), journals the plan, then moves each
-file into place with os.replace (deletions unlink). A file is only replaced while it still
+`plan(base, merged)` lists, per file the change base..merged touches, what the main tree
+holds now (`pre`) and what it must hold (`post`). When the main tree changed one of those
+files since `base`, the change is applied to a fresh snapshot of it (git diff | git apply
+--cached on a private index); None when it changed the same lines (the caller merges again).
+`stage_files` checks out every new file under a stage directory with `git checkout-index`
+(modes, symlinks, filters by git); the caller journals the plan; `finish` moves each file
+into place with os.replace (deletions unlink). A file is only replaced while it still
 holds `pre`, so a user's edit is never overwritten; the user's index is never touched.
 `finish(files)` is idempotent: a run killed halfway is finished from the journal.
 """
@@ -40,13 +41,19 @@ class TreeApply:
 
     # ----- plan ------------------------------------------------------------------------
     def plan(self, base: str, merged: str) -> Plan | None:
+        files = self._diff(base, merged)
+        if not self.changed_since(files):  # the main tree still holds base's version of each
+            return Plan(base, files)
         now = self.snapshots.take()
         target = self._target(base, merged, now)
         if target is None:
             return None
-        out = self.repo.run("diff-tree", "-r", "-z", "--no-renames", now, target, "--",
+        return Plan(now, self._diff(now, target))
+
+    def _diff(self, old: str, new: str) -> list[dict]:
+        out = self.repo.run("diff-tree", "-r", "-z", "--no-renames", old, new, "--",
                             ".", *excludes(self.repo.prefix)).stdout
-        return Plan(now, _parse_raw(out))
+        return _parse_raw(out)
 
     def _target(self, base: str, merged: str, now: str) -> str | None:
         """The tree the main tree must become: `now` plus the change base..merged."""

@@ -10,7 +10,10 @@ task keeps its worktree; the next claimer continues in it. Landing is team/landi
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import threading
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,11 +65,13 @@ class Worktrees:
         self.lock = StateLock(self.state_dir / "worktrees.lock", timeout=120.0)
         self.snapshots = Snapshots(self.repo, self.state_dir) if self.repo else None
         self.landing = None
+        self._sweeper: threading.Thread | None = None
         if self.repo is not None:
             from .landing import Landing
 
             self.repo.ensure_excluded(".agent-cli/")
             self.landing = Landing(self, events, mail)
+            self.sweep()  # what a run that exited early left in the trash
 
     # ----- where things are ------------------------------------------------------------
     def banner_line(self) -> str:
@@ -183,15 +188,33 @@ class Worktrees:
             self._remove(task_id)
 
     def _remove(self, task_id: int) -> None:
+        """Move the directory into .agent-cli/trash/ (one rename, however many files),
+        let git forget the worktree, and delete the files on a background thread."""
         assert self.repo is not None
         path = self.path(task_id)
-        if not path.exists():
-            self.repo.run("worktree", "prune")
+        if path.exists() or path.is_symlink():
+            trash = self.state_dir / "trash" / f"task-{task_id}-{uuid.uuid4().hex[:8]}"
+            trash.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(path, trash)
+        self.repo.run("worktree", "prune")
+        self.sweep()
+
+    def sweep(self) -> None:
+        """Delete what is in .agent-cli/trash/ on a daemon thread (a run that exits first
+        leaves the rest to the next one)."""
+        trash = self.state_dir / "trash"
+        if not trash.is_dir() or (self._sweeper is not None and self._sweeper.is_alive()):
             return
-        self.repo.run("worktree", "remove", "--force", str(path), check=False)
-        if path.exists():
-            shutil.rmtree(path, ignore_errors=True)
-            self.repo.run("worktree", "prune")
+
+        def run() -> None:
+            while entries := list(trash.iterdir()):
+                for entry in entries:
+                    shutil.rmtree(entry, ignore_errors=True)
+                    if entry.exists():  # undeletable: leave it, do not spin
+                        return
+
+        self._sweeper = threading.Thread(target=run, name="worktree-sweep", daemon=True)
+        self._sweeper.start()
 
     def result_note(self, task_id: int) -> str:
         """" (files changed: a.py, b.py)" for the lead's result message, "" when none."""
