@@ -93,3 +93,19 @@ def test_banner_says_where_teammates_work(workdir):
     git_repo(workdir, {"a": "a\n"})
     plain = banner(Runtime.open(workdir, RuntimeConfig()), "demo").plain
     assert "teammates work in git worktrees (.agent-cli/worktrees/)" in plain
+
+
+def test_slash_tasks_shows_where_each_task_lives(workdir):
+    from rich.console import Console
+
+    from agent_cli.ui.tables import tasks_table
+
+    rt = _board(workdir)
+    console = Console(width=200, record=True)
+    console.print(tasks_table(rt.board.snapshot().tasks, [], places=rt.worktrees.places()))
+    text = console.export_text()
+    assert "where" in text and "landed (1 file)" in text
+    assert "worktree .agent-cli/worktrees/task-2" in text
+    plain = Console(width=200, record=True)
+    plain.print(tasks_table(rt.board.snapshot().tasks, [], places={}))
+    assert "where" not in plain.export_text()  # outside git: the table as before

@@ -37,8 +37,8 @@ def add_all(repo: GitRepo, cwd: Path | None = None, env: dict[str, str] | None =
     path, and adding them first would race with the board's own temp files.)"""
     root = Path(cwd or repo.top)
     names = [f"{repo.prefix}{n}" for n in STATE_DIRS] + (list(STATE_DIRS) if repo.prefix else [])
-    present = [n for n in names if os.path.lexists(root / n)]
-    if present:
+    present = [n for n in names if os.path.lexists(root / n) and n != ".agent-cli"]
+    if present:  # (.agent-cli/ is in .git/info/exclude)
         ignored = repo.run("check-ignore", "--", *present, cwd=cwd, env=env,
                            check=False).stdout.split("\n")
         present = [n for n in present if n not in ignored]

@@ -102,9 +102,11 @@ class Teammate(IdleLoop):
         if held is None:
             return "You hold no task; the host auto-claims ready tasks when you go idle."
         plan = " It requires a plan approved for it before any change." * held.require_plan
+        ws = self.rt.worktrees.workspace_for(self.name)
+        where = f" You work in its worktree: {ws.root}." if ws is not None else ""
         return (
             f"You hold task #{held.id} ({held.subject}), claim_token {held.claim_token}; "
-            f"finish it with complete_task.{plan}"
+            f"finish it with complete_task.{plan}{where}"
         )
 
     # ---- the thread ------------------------------------------------------------------

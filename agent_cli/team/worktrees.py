@@ -94,7 +94,7 @@ class Worktrees:
 
     def is_ready(self, task_id: int) -> bool:
         rec = self.state.get(task_id) if self.enabled else None
-        return bool(rec and rec.get("status") in ("active", "refused")
+        return bool(rec and rec.get("status") in ("active", "refused", "landing")
                     and (self.path(task_id) / ".git").is_file())
 
     def workspace_for(self, agent: str) -> Workspace | None:
