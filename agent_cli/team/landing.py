@@ -168,11 +168,11 @@ class Landing:
         names = ", ".join(conflicted)
         raise self._refuse(
             task.id, f"conflict in {names}",
-            f"task #{task.id} not completed: the main tree changed the same lines; merging it "
-            f"into your worktree conflicts in {names}. Those files in your worktree now hold "
-            "conflict markers (<<<<<<< your side, ======= then the main tree's side, >>>>>>>). "
-            "Edit them to keep both changes as intended, remove the markers, then call "
-            "complete_task again. The task stays in_progress with you.")
+            f"task #{task.id} not completed: the main tree changed the same lines or files; "
+            f"merging it into your worktree conflicts in {names}. Those files in your worktree "
+            "now hold conflict markers (<<<<<<< your side, ======= then the main tree's "
+            "side, >>>>>>>). Edit them to keep both changes as intended, remove the markers, "
+            "then call complete_task again. The task stays in_progress with you.")
 
     def _verify(self, task: Task, cancel: threading.Event | None) -> None:
         from .verify import check_verify
