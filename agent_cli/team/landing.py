@@ -98,7 +98,7 @@ class Landing:
                 self._verify(task, cancel)
             merged = self.repo.out("rev-parse", "HEAD", cwd=self.wt.path(task.id))
             plan = self.apply.plan(base, merged)
-            if plan is None or self.apply.changed_since(plan.files):
+            if plan is None:
                 continue  # the main tree changed the same lines since step 2
             self.apply.check_paths(plan.files)
             self._check_holder(task.id, job["owner"], job["token"])
@@ -139,8 +139,13 @@ class Landing:
         self.repo.run("update-ref", "-m", "agent-cli: task commit", "HEAD", commit, head, cwd=wt)
 
     def _merging(self, wt: Path) -> bool:
-        return self.repo.run("rev-parse", "-q", "--verify", "MERGE_HEAD", cwd=wt,
-                             check=False).returncode == 0
+        """A merge in progress in the worktree (its MERGE_HEAD; no git process needed)."""
+        text = (wt / ".git").read_text(encoding="utf-8").strip()
+        gitdir = Path(text.split(":", 1)[1].strip()) if text.startswith("gitdir:") else None
+        if gitdir is None:
+            return self.repo.run("rev-parse", "-q", "--verify", "MERGE_HEAD", cwd=wt,
+                                 check=False).returncode == 0
+        return (gitdir if gitdir.is_absolute() else wt / gitdir).joinpath("MERGE_HEAD").exists()
 
     def _markers(self, wt: Path) -> list[str]:
         out = self.repo.run("diff", "--cached", "--check", cwd=wt, check=False).stdout

@@ -41,6 +41,8 @@ class TreeApply:
 
     # ----- plan ------------------------------------------------------------------------
     def plan(self, base: str, merged: str) -> Plan | None:
+        """The files to write, each still holding its `pre` in the main tree; None: merge
+        again (the main tree changed the same lines)."""
         files = self._diff(base, merged)
         if not self.changed_since(files):  # the main tree still holds base's version of each
             return Plan(base, files)
@@ -48,7 +50,8 @@ class TreeApply:
         target = self._target(base, merged, now)
         if target is None:
             return None
-        return Plan(now, self._diff(now, target))
+        plan = Plan(now, self._diff(now, target))
+        return None if self.changed_since(plan.files) else plan  # changed again meanwhile
 
     def _diff(self, old: str, new: str) -> list[dict]:
         out = self.repo.run("diff-tree", "-r", "-z", "--no-renames", old, new, "--",
