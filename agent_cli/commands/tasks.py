@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the board pulls in pydantic: imported when a command runs
     from ..board.models import Problem, Task
     from ..board.store import TaskBoard
 from ..errors import Refused, UserError
+from . import worktrees as worktree_cmds
 from .task_routing import (
     add_parser_update,
     check_flags,
@@ -101,8 +102,6 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
         "doctor", parents=[parent], help="list every problem on the board; exit 1 if there is any"
     )
     p.set_defaults(handler=cmd_doctor)
-    from . import worktrees as worktree_cmds
-
     worktree_cmds.add_parsers(acts, parent)  # diff, clean-worktrees
 
     p = acts.add_parser(
