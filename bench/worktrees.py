@@ -1,6 +1,8 @@
 """Benchmark of task worktrees on a generated repository of 10,000 files.
 
-    python bench/worktrees.py [--json] [--files N] [--runs N]
+    python bench/worktrees.py [--json] [--files N] [--runs N] [--dir DIR]
+
+(--dir: where the repository is generated, e.g. /dev/shm to leave the disk out of it.)
 
 git_worktree_add_ms   plain `git worktree add -b BRANCH PATH HEAD` (median): the floor.
 worktree_create_ms    claim to ready: board.claim + Worktrees.prepare, i.e. a snapshot of the
@@ -12,6 +14,9 @@ land_ms               complete a one-file change: commit, merge the main tree, a
                       main tree, complete on the board, remove the worktree (median).
                       Target <= 300.
 land_unchanged_main_ms  the same without the worktree removal (landing proper), for scale.
+*_cpu_ms              CPU time (this process + the git processes it ran) of the same three
+                      steps: on a shared, loaded machine wall-clock figures mostly measure
+                      the wait for a core; load_avg_1m says how loaded it was.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,12 +59,26 @@ def timed(fn) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def plain_add(root: Path, runs: int, tag: str) -> list[float]:
+def _cpu() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return (own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime) * 1000
+
+
+def measured(fn, cpu: list[float]) -> float:
+    """Wall-clock ms of fn(); its CPU ms (this process and the git it ran) go to `cpu`."""
+    before = _cpu()
+    wall = timed(fn)
+    cpu.append(_cpu() - before)
+    return wall
+
+
+def plain_add(root: Path, runs: int, tag: str, cpu: list[float]) -> list[float]:
     out = []
     for i in range(runs):
         path = root.parent / f"plain-{tag}{i}"
-        out.append(timed(lambda p=path, i=i: git(root, "worktree", "add", "-q", "-b",
-                                                 f"plain-{tag}{i}", str(p), "HEAD")))
+        out.append(measured(lambda p=path, i=i: git(root, "worktree", "add", "-q", "-b",
+                                                 f"plain-{tag}{i}", str(p), "HEAD"), cpu))
         git(root, "worktree", "remove", "--force", str(path))
     return out
 
@@ -68,18 +88,22 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--files", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--dir", default=None)
     opts = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-worktrees-"))
+    tmp = Path(tempfile.mkdtemp(prefix="bench-worktrees-", dir=opts.dir))
     try:
         root = tmp / "repo"
         root.mkdir()
         generate(root, opts.files)
         rt = Runtime.open(root, RuntimeConfig())
         wt = rt.worktrees
-        plain_add(root, 1, "warm")  # warm the caches once
-        plain = plain_add(root, opts.runs, "")
+        plain_cpu, create_cpu, land_cpu = [], [], []
+        plain_add(root, 1, "warm", [])  # warm the caches once
+        plain = plain_add(root, opts.runs, "", plain_cpu)
         snaps, creates, lands, landings = [], [], [], []
         for i in range(opts.runs):
+            if wt._sweeper is not None:  # the last landed worktree's files, deleted in the
+                wt._sweeper.join()  # background: not part of the next measurement
             (root / "pkg000" / "mod000.py").write_text(f"# the user's edit {i}\n")
             (root / f"untracked-{i}.txt").write_text("new\n")
             snaps.append(timed(wt.snapshots.take))
@@ -91,14 +115,15 @@ def main() -> None:
                 claimed["t"] = rt.board.claim(task.id, owner)
                 assert "worktree" in wt.prepare(claimed["t"], owner)
 
-            creates.append(timed(claim))
+            creates.append(measured(claim, create_cpu))
             t = claimed["t"]
             (wt.path(t.id) / "pkg050" / "mod050.py").write_text(f"# task {i}\n")
             removal = {}
             real_remove = wt.remove
             wt.remove = lambda tid, r=removal, f=real_remove: r.setdefault("ms", timed(
                 lambda: f(tid)))
-            lands.append(timed(lambda t=t: wt.landing.land(t, t.owner, t.claim_token, "ok")))
+            lands.append(measured(lambda t=t: wt.landing.land(t, t.owner, t.claim_token, "ok"),
+                                  land_cpu))
             wt.remove = real_remove
             landings.append(lands[-1] - removal.get("ms", 0.0))
         floor = statistics.median(plain)
@@ -111,6 +136,10 @@ def main() -> None:
             "snapshot_ms": round(statistics.median(snaps), 1),
             "land_ms": round(statistics.median(lands), 1),
             "land_unchanged_main_ms": round(statistics.median(landings), 1),
+            "git_worktree_add_cpu_ms": round(statistics.median(plain_cpu), 1),
+            "worktree_create_cpu_ms": round(statistics.median(create_cpu), 1),
+            "land_cpu_ms": round(statistics.median(land_cpu), 1),
+            "load_avg_1m": round(os.getloadavg()[0], 1),
             "targets": "worktree_create_ms <= 1.5 x git_worktree_add_ms; land_ms <= 300",
         }
     finally:

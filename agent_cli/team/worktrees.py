@@ -207,11 +207,14 @@ class Worktrees:
             return
 
         def run() -> None:
-            while entries := list(trash.iterdir()):
-                for entry in entries:
-                    shutil.rmtree(entry, ignore_errors=True)
-                    if entry.exists():  # undeletable: leave it, do not spin
-                        return
+            try:
+                while entries := list(trash.iterdir()):
+                    for entry in entries:
+                        shutil.rmtree(entry, ignore_errors=True)
+                        if entry.exists():  # undeletable: leave it, do not spin
+                            return
+            except OSError:  # the trash (or the whole workdir) went away
+                return
 
         self._sweeper = threading.Thread(target=run, name="worktree-sweep", daemon=True)
         self._sweeper.start()
