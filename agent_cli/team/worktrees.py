@@ -127,6 +127,8 @@ class Worktrees:
         status = rec.get("status")
         if status == "landed":
             files = rec.get("files") or []
+            if not files:
+                return "landed (no changes)"
             return f"landed ({len(files)} file{'s' if len(files) != 1 else ''})"
         if status == "refused":
             return f"landing refused: {rec.get('detail', '')}"
