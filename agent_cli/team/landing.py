@@ -218,7 +218,9 @@ class Landing:
                                           actor=job["owner"])
             landed.unblocked = list(done.unblocked)
         except Refused as exc:
-            landed.note = f"the change landed but the board refused the completion: {exc}"
+            task = self.wt.board.get(tid)
+            if task.status != "completed" or task.owner != job["owner"]:  # else: done before
+                landed.note = f"the change landed but the board refused the completion: {exc}"
         self._step("complete")
         self._drop()
         try:
