@@ -375,15 +375,10 @@ def render_table(
             )
     if not rows:
         return "no tasks on the board"
-    places = {t.id: where(t.id) for t in tasks} if where is not None else {}
-    if any(places.values()):
-        for tid, cells in rows:
-            if cells[0] != BROKEN:
-                cells.append(_cut(places.get(tid, ""), 40) or "-")
+    extra = _where_cells(rows, tasks, where)
     rows.sort(key=lambda r: r[0])
-    header = ["", "ID", "SUBJECT", "OWNER", *(["FOR"] if routed else []), "BLOCKED BY", "RESULT"]
-    if any(places.values()):
-        header.append("WHERE")
+    header = ["", "ID", "SUBJECT", "OWNER", *(["FOR"] if routed else []), "BLOCKED BY", "RESULT",
+              *extra]
     sized = [header] + [r[1] for r in rows if r[1][0] != BROKEN]
     widths = [max(len(c[i]) for c in sized) for i in range(len(header))]
     widths[1] = max(widths[1], *(len(r[1][1]) for r in rows))
@@ -400,6 +395,18 @@ def render_table(
         lines.append(f"{len(problems)} problem(s): run `agent-cli tasks doctor`")
     lines.append(LEGEND)
     return "\n".join(lines)
+
+
+def _where_cells(rows: list[tuple[int, list[str]]], tasks: list[Task], where: Any) -> list[str]:
+    """Append each task row's WHERE cell (worktree, landed, landing refused); the header
+    cells to add: none when no task has a place."""
+    places = {t.id: where(t.id) for t in tasks} if where is not None else {}
+    if not any(places.values()):
+        return []
+    for tid, cells in rows:
+        if cells[0] != BROKEN:
+            cells.append(_cut(places.get(tid, ""), 40) or "-")
+    return ["WHERE"]
 
 
 def render_task(task: Task) -> str:
