@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="MCP servers to start (Claude Code's .mcp.json format; repeatable); "
                         "the workdir's .mcp.json is used too, once you trust it")
     add_session_options(parser)
+    parser.add_argument("--worktrees", choices=("on", "off"), default=None,
+                        help="teammates' tasks in git worktrees (default: on in a git "
+                        "repository, unless settings say \"worktrees\": \"off\")")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     tasks_cmd.add_parser(sub, workdir_parent())
     team_cmd.add_parsers(sub, workdir_parent())
@@ -179,6 +182,7 @@ def runtime_config(args: argparse.Namespace):
         deny=list(args.deny),
         allow_bypass=args.dangerously_skip_permissions,
         idle_timeout_s=args.idle_timeout,
+        worktrees=getattr(args, "worktrees", None),
     )
     from .board.leases import lease_from_env
 

@@ -32,6 +32,7 @@ class RuntimeConfig:
     compact_threshold_tokens: int = 100_000
     lease_s: float | None = None  # claim lease (None: $AGENT_CLI_LEASE_S, else 10 minutes)
     session: str | None = None  # None: no session; "new"; "continue"; or a session id
+    worktrees: str | None = None  # "on" / "off" (--worktrees); None: settings, else auto
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -81,6 +82,7 @@ class Runtime:
         self.mcp = None  # an McpManager when MCP servers are configured (set by the entry)
         self.session = None  # team.sessions.Session once team.resume.start_session ran
         self.resuming: list = []  # roster Members taken over, to start (team.resume)
+        self._worktrees = None
 
     @classmethod
     def open(cls, workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -93,6 +95,18 @@ class Runtime:
 
             self._team = Team(self)
         return self._team
+
+    @property
+    def worktrees(self):  # -> team.worktrees.Worktrees: a git worktree per claimed task
+        with self._models_lock:
+            if self._worktrees is None:
+                from .team.worktrees import Worktrees
+
+                self._worktrees = Worktrees(self.workdir, self.board, self.config.worktrees,
+                                            events=self.events, mail=self.mail)
+                if self._worktrees.landing is not None:
+                    self._worktrees.landing.resume()  # a landing a killed run left
+        return self._worktrees
 
     def model_spec(self, spec: str | None = None) -> str:
         from .models.registry import resolve_spec

@@ -14,7 +14,7 @@ from agent_cli.models.scripted import Call, Reply, ScriptedModel
 from agent_cli.permissions.broker import ApprovalAnswer, ApprovalRequest
 from agent_cli.runtime import Runtime, RuntimeConfig
 
-WAIT = 10.0  # seconds any test waits for another thread before failing
+WAIT = 30.0  # seconds any test waits for another thread before failing (git on a busy disk)
 
 __all__ = ["Call", "Reply", "WAIT"]
 

@@ -91,6 +91,8 @@ class Agent:
         self.settings = settings or AgentSettings()
         self.runtime = runtime
         self.extra_identity = extra_identity
+        # () -> Workspace | None: where its tools work now (a teammate's task worktree)
+        self.workspace: Callable[[], Any] | None = None
         self.usage = Usage()
         self.spend = Ledger()  # usage per model, for prices (pricing.py)
         self._conv = Conversation()
@@ -307,12 +309,14 @@ class Agent:
         return end_turn
 
     def _tool_context(self) -> ToolContext:
+        ws = self.workspace() if self.workspace is not None else None
         return ToolContext(
             agent=self.name,
-            workdir=Path(self.identity.workdir),
+            workdir=ws.root if ws is not None else Path(self.identity.workdir),
             role=self.identity.role,
             runtime=self.runtime,
             cancel=self._cancel,
+            workspace=ws,
         )
 
     # -- context ---------------------------------------------------------------------

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the board pulls in pydantic: imported when a command runs
     from ..board.models import Problem, Task
     from ..board.store import TaskBoard
 from ..errors import Refused, UserError
+from . import worktrees as worktree_cmds
 from .task_routing import (
     add_parser_update,
     check_flags,
@@ -103,6 +104,7 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
         "doctor", parents=[parent], help="list every problem on the board; exit 1 if there is any"
     )
     p.set_defaults(handler=cmd_doctor)
+    worktree_cmds.add_parsers(acts, parent)  # diff, clean-worktrees
 
     p = acts.add_parser(
         "graph",
@@ -233,7 +235,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         report_expired(board, sys.stderr)
         print_json([t.to_json() for t in snap.tasks])
         return 0
-    print(render_table(snap.tasks, snap.problems, stranded_marks(args, snap.tasks)))
+    from .worktrees import where_of
+
+    print(render_table(snap.tasks, snap.problems, stranded_marks(args, snap.tasks),
+                       where_of(args)))
     report_expired(board)
     return 0
 
@@ -282,6 +287,10 @@ def cmd_complete(args: argparse.Namespace) -> int:
             raise Refused(f"task {task.id} is owned by {task.owner}")
         token = task.claim_token or ""
     mine = task.status == "in_progress" and task.owner == args.owner
+    from .worktrees import land_from_cli
+
+    if mine and token == task.claim_token and land_from_cli(args, task, token):
+        return 0
     if task.verify is not None and mine and token == task.claim_token:
         _run_verify(task, workdir_of(args))  # else complete() refuses with the reason
     done = board.complete(args.id, args.owner, token, args.result)
@@ -323,6 +332,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(f"note: {note.path}: {note.message} (skipped when reading the log)")
     for problem in problems:
         print(problem.line())
+    from .worktrees import doctor_lines
+
+    for line in doctor_lines(args):
+        print(line)
     if problems:
         print(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} on the board")
         return 1
@@ -372,10 +385,12 @@ def _cut(text: str, width: int) -> str:
 
 
 def render_table(
-    tasks: list[Task], problems: list[Problem], marks: dict[int, str] | None = None
+    tasks: list[Task], problems: list[Problem], marks: dict[int, str] | None = None,
+    where: Any = None,
 ) -> str:
     """The `tasks list` table: one row per task, an [E] row per unreadable file; a FOR column
-    when a task says who may take it, and a note per task nobody running may take (`marks`)."""
+    when a task says who may take it, and a note per task nobody running may take (`marks`);
+    a WHERE column (`where(task_id)`: worktree, landed, landing refused) when a task has one."""
     from ..board import dag, routing
 
     routed = any(routing.short(t) for t in tasks)
@@ -410,8 +425,10 @@ def render_table(
             )
     if not rows:
         return "no tasks on the board"
+    extra = _where_cells(rows, tasks, where)
     rows.sort(key=lambda r: r[0])
-    header = ["", "ID", "SUBJECT", "OWNER", *(["FOR"] if routed else []), "BLOCKED BY", "RESULT"]
+    header = ["", "ID", "SUBJECT", "OWNER", *(["FOR"] if routed else []), "BLOCKED BY", "RESULT",
+              *extra]
     sized = [header] + [r[1] for r in rows if r[1][0] != BROKEN]
     widths = [max(len(c[i]) for c in sized) for i in range(len(header))]
     widths[1] = max(widths[1], *(len(r[1][1]) for r in rows))
@@ -428,6 +445,18 @@ def render_table(
         lines.append(f"{len(problems)} problem(s): run `agent-cli tasks doctor`")
     lines.append(LEGEND)
     return "\n".join(lines)
+
+
+def _where_cells(rows: list[tuple[int, list[str]]], tasks: list[Task], where: Any) -> list[str]:
+    """Append each task row's WHERE cell (worktree, landed, landing refused); the header
+    cells to add: none when no task has a place."""
+    places = {t.id: where(t.id) for t in tasks} if where is not None else {}
+    if not any(places.values()):
+        return []
+    for tid, cells in rows:
+        if cells[0] != BROKEN:
+            cells.append(_cut(places.get(tid, ""), 40) or "-")
+    return ["WHERE"]
 
 
 def render_task(task: Task) -> str:

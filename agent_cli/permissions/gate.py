@@ -117,7 +117,7 @@ class PermissionGate:
             input=args.model_dump(mode="json"),
             summary=target,
             preview=self._preview(tool, args, ctx, target),
-            purpose=ctx.purpose,
+            purpose=_where(ctx),
             suggested_rule=suggest_rule(tool.permission or "", target),
         )
         answer = self.broker.ask(req, ctx.cancel)
@@ -201,6 +201,14 @@ def _denial_text(answer: ApprovalAnswer, noun: str, target: str) -> str:
     if answer.feedback.strip():
         text += f" Feedback: {answer.feedback.strip()}"
     return text
+
+
+def _where(ctx: ToolContext) -> str:
+    """The purpose plus where it happens: "task #3 verify (in task #3's worktree)"."""
+    label = ctx.workspace.label if ctx.workspace is not None else ""
+    if not label:
+        return ctx.purpose
+    return f"{ctx.purpose} ({label})" if ctx.purpose else f"({label})"
 
 
 def _short(text: str, limit: int = 200) -> str:

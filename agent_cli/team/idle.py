@@ -111,7 +111,7 @@ class IdleLoop(ProtocolInbox):
             )
         )
         self._set_status("working", task.id, "")
-        return auto_claim_block(task)
+        return auto_claim_block(task) + self.rt.worktrees.prepare(task, self.name)
 
     def _hold_reason(self, held: Task | None) -> tuple[str, str] | None:
         """(status, idle reason) when step (3) must not claim now; None when it may."""

@@ -63,6 +63,7 @@ class Teammate(IdleLoop):
         self.agent = self._build_agent(model)
         self.intake.durable = self.agent.delivered  # ids in its transcript: never again
         self._resume_held = True  # the first idle check resumes a task it still holds
+        self.agent.workspace = lambda: runtime.worktrees.workspace_for(name)  # its task's worktree
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._main, name=thread_name(name), daemon=True)
         self._injections: list[str] = []
@@ -105,9 +106,11 @@ class Teammate(IdleLoop):
         if held is None:
             return "You hold no task; the host auto-claims ready tasks when you go idle."
         plan = " It requires a plan approved for it before any change." * held.require_plan
+        ws = self.rt.worktrees.workspace_for(self.name)
+        where = f" You work in its worktree: {ws.root}." if ws is not None else ""
         return (
             f"You hold task #{held.id} ({held.subject}), claim_token {held.claim_token}; "
-            f"finish it with complete_task.{plan}"
+            f"finish it with complete_task.{plan}{where}"
         )
 
     # ---- the thread ------------------------------------------------------------------

@@ -90,17 +90,27 @@ def check_verify(
     return VerifyOutcome(True, f"`{verify.command}` passed")
 
 
-def run_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> VerifyOutcome:
-    """Ask the gate (purpose "task #N verify"), then check_verify with the caller's cancel
-    event: Esc, Ctrl-C, a shutdown or the timeout stop the command."""
-    verify = task.verify
-    assert verify is not None
+def ask_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> VerifyOutcome | None:
+    """The gate's answer for running the task's verify (purpose "task #N verify"): None when
+    it may run, else the refusal as an outcome."""
+    assert task.verify is not None
     shell = shell_tool()
-    args = shell.parse({"command": verify.command})
+    args = shell.parse({"command": task.verify.command})
     vctx = replace(ctx, purpose=f"task #{task.id} verify")
     decision = (gate or runtime.gate).check(shell, args, vctx)
     if not decision.allowed:
         return VerifyOutcome(False, f"verify command was not run: {decision.message}", True)
+    return None
+
+
+def run_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> VerifyOutcome:
+    """Ask the gate, then check_verify with the caller's cancel event: Esc, Ctrl-C, a
+    shutdown or the timeout stop the command."""
+    verify = task.verify
+    assert verify is not None
+    refused = ask_verify(runtime, task, ctx, gate)
+    if refused is not None:
+        return refused
     return check_verify(verify, runtime.workdir, ctx.cancel)
 
 

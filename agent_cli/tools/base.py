@@ -21,6 +21,7 @@ from ..models.base import ToolSpec
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
+    from .workspace_root import Workspace
 
 # Rule families of Claude Code's permission syntax; None = not subject to human approval.
 PermissionKind = Literal["Bash", "Write", "Edit", "Mcp"]
@@ -46,6 +47,8 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     # Why the call happens, for approval prompts ("task #3 verify"); set by the caller.
     purpose: str = ""
+    # Where (tools/workspace_root.py); None = the workdir. `workdir` is its root.
+    workspace: Workspace | None = None
 
 
 Handler = Callable[[Any, ToolContext], "str | ToolOutput"]

@@ -199,20 +199,22 @@ def _claim(args: ClaimTaskInput, ctx: ToolContext) -> str:
     rt.events.emit(
         TaskEvent(agent=ctx.agent, action="claimed", task_id=task.id, subject=task.subject)
     )
+    where = rt.worktrees.prepare(task, ctx.agent)  # its worktree ("" outside git)
     _touch_teammate(rt, ctx.agent)
     note = "\nIt requires a plan: submit_plan before changing anything." * task.require_plan
-    return f"claimed task #{task.id} ({task.subject}); claim_token: {task.claim_token}{note}"
+    return (f"claimed task #{task.id} ({task.subject}); claim_token: {task.claim_token}"
+            f"{note}{where}")
 
 
 @user_errors
 def _complete(args: CompleteTaskInput, ctx: ToolContext) -> str:
     from ..names import LEAD
-    from ..team.verify import complete_verified
+    from ..team.complete import complete_task
 
     rt = _runtime(ctx)
     tm = rt.team.teammate(ctx.agent)
     gate = tm.gate if tm is not None else None
-    text = complete_verified(rt, ctx, args.task_id, args.claim_token, args.result, gate)
+    text = complete_task(rt, ctx, args.task_id, args.claim_token, args.result, gate)
     if ctx.agent != LEAD:
         text += _report_result(rt, ctx.agent, args.task_id, args.result)
     _touch_teammate(rt, ctx.agent)
@@ -227,6 +229,7 @@ def _report_result(rt: Runtime, agent: str, task_id: int, result: str) -> str:
     try:
         subject = rt.board.get(task_id).subject
         content = f"task #{task_id} ({subject}) completed: {result}"
+        content += rt.worktrees.result_note(task_id)  # the files it landed
         rt.mail.send(agent, LEAD, content, type="result")
     except (AgentCliError, OSError) as exc:
         return f"\nnote: the result message to the lead could not be sent ({exc}); tell the lead"

@@ -31,7 +31,7 @@ def headline(req: Any, why: str = "") -> Text:
     line.append(f"`{req.summary or req.tool}`", style="bold")
     why = why or req.purpose
     if why:
-        line.append(f" — {why}")
+        line.append(f" {why}" if why.startswith("(") else f" — {why}")  # (in a worktree)
     return line
 
 

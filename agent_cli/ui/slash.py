@@ -91,7 +91,12 @@ def cmd_tasks(ctx: SlashContext, arg: str) -> None:
     from ..team.assignments import marks
 
     stranded = marks(ctx.runtime, snap.tasks)
-    ctx.console.print(tables.tasks_table(list(snap.tasks), list(snap.problems), stranded))
+    try:
+        places = ctx.runtime.worktrees.places()  # worktree, landed, landing refused
+    except AgentCliError:
+        places = {}
+    ctx.console.print(tables.tasks_table(list(snap.tasks), list(snap.problems), stranded,
+                                         places))
 
 
 def _task_id(arg: str) -> int:

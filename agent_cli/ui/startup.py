@@ -29,6 +29,10 @@ def banner(runtime: Any, model_name: str) -> Text:
         names = [m.name for m in getattr(runtime, "resuming", [])]
         team = f"resuming {', '.join(names)}" if names else "no teammates to resume"
         text.append(f"resumed session {session.id} ({team})\n", style="green")
+    try:  # one line: task worktrees, or teammates sharing the workdir
+        text.append(runtime.worktrees.banner_line() + "\n", style="dim")
+    except AgentCliError as exc:
+        text.append(f"worktrees: {exc}\n", style="red")
     text.append("/help for commands · !CMD runs a shell command · Shift+Tab cycles modes · "
                 "Ctrl-D exits", style="dim")
     return text

@@ -22,19 +22,22 @@ TASK_MARKS = {
 
 
 def tasks_table(
-    tasks: list[Any], problems: list[Any], marks: dict[int, str] | None = None
+    tasks: list[Any], problems: list[Any], marks: dict[int, str] | None = None,
+    places: dict[int, str] | None = None,
 ) -> Table | Text:
     """`[ ]` pending, `[>]` in progress, `[x]` completed, `[!]` blocked; corrupt files as rows.
     A "for" column when a task says who may take it; `marks` flag tasks nobody running may
-    take ("assigned to writer, who is not running")."""
+    take ("assigned to writer, who is not running"); a "where" column (worktree, landed,
+    landing refused) when `places` has any."""
     if not tasks and not problems:
         return Text("No tasks yet. Ask the lead to plan some work.", style="dim")
     by_id = {t.id: t for t in tasks}
     marks = marks or {}
     routed = any(_routed(t) for t in tasks)
     table = Table(title="Tasks", title_justify="left", show_edge=False, pad_edge=False)
+    where = {t.id: (places or {}).get(t.id, "") for t in tasks}
     cols = ("", "#", "subject", "owner", *(("for",) if routed else ()), "blocked by", "result")
-    for col in cols:
+    for col in cols + (("where",) if any(where.values()) else ()):
         table.add_column(col, overflow="fold" if col in ("subject", "for") else "ellipsis")
     for t in tasks:
         state = task_state(t, by_id)
@@ -48,6 +51,7 @@ def tasks_table(
             *((_for_cell(t, marks.get(t.id)),) if routed else ()),
             ", ".join(f"#{b}" for b in blockers),
             shorten(t.result or "", 50),
+            *([shorten(where[t.id], 40)] if any(where.values()) else []),
         )
     for p in problems:
         table.add_row(

@@ -1,0 +1,233 @@
+"""Worktrees: a git worktree per claimed task, so teammates never edit the same files at once.
+
+In a git repository (the workdir or a parent) and unless `--worktrees off` / settings
+`"worktrees": "off"`, a teammate's claim gets `.agent-cli/worktrees/task-<id>/` on branch
+`agent-cli/task-<id>`, started from a snapshot of the main tree (uncommitted and untracked
+files included). While the teammate holds the task its Workspace is that worktree. A released
+task keeps its worktree; the next claimer continues in it. Landing is team/landing.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import StorageError, UserError
+from ..gitrepo import GitError, GitRepo
+from ..locking import StateLock
+from ..tools.workspace_root import Workspace
+from .snapshot import Snapshots
+from .worktree_state import WorktreeState
+
+if TYPE_CHECKING:
+    from ..board.models import Task
+    from ..board.store import TaskBoard
+
+MODES = ("auto", "on", "off")
+BRANCH_PREFIX = "agent-cli/task-"
+
+
+def setting_mode(workdir: Path) -> str | None:
+    """`"worktrees"` from .agent-cli/settings.json ("on" / "off"), or None."""
+    try:
+        data = json.loads((workdir / ".agent-cli" / "settings.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    value = data.get("worktrees") if isinstance(data, dict) else None
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return value if value in MODES else None
+
+
+class Worktrees:
+    """The task worktrees of one workdir. `enabled` is False outside git or when off."""
+
+    def __init__(self, workdir: Path, board: TaskBoard, mode: str | None = None,
+                 events=None, mail=None) -> None:
+        self.workdir = Path(workdir)
+        self.board = board
+        self.mode = mode or setting_mode(self.workdir) or "auto"
+        if self.mode not in MODES:
+            raise UserError(f"worktrees must be one of {', '.join(MODES)}, not {self.mode!r}")
+        self.state_dir = self.workdir / ".agent-cli"
+        self.dir = self.state_dir / "worktrees"
+        self.repo = GitRepo.find(self.workdir) if self.mode != "off" else None
+        if self.mode == "on" and self.repo is None:
+            raise UserError(f"--worktrees on: {self.workdir} is not in a git repository")
+        self.enabled = self.repo is not None
+        self.state = WorktreeState(self.dir / "state.json")
+        # one worktree add/remove/prune at a time (a prune would drop another's half-made one)
+        self.lock = StateLock(self.state_dir / "worktrees.lock", timeout=120.0)
+        self.snapshots = Snapshots(self.repo, self.state_dir) if self.repo else None
+        self.landing = None
+        self._sweeper: threading.Thread | None = None
+        if self.repo is not None:
+            from .landing import Landing
+
+            self.repo.ensure_excluded(".agent-cli/")
+            self.landing = Landing(self, events, mail)
+            self.sweep()  # what a run that exited early left in the trash
+
+    # ----- where things are ------------------------------------------------------------
+    def banner_line(self) -> str:
+        if self.enabled:
+            return "teammates work in git worktrees (.agent-cli/worktrees/); tasks land on complete"
+        if self.mode == "off":
+            return "worktrees off: teammates share the workdir"
+        return "not a git repository: teammates share the workdir (no worktrees)"
+
+    def path(self, task_id: int) -> Path:
+        return self.dir / f"task-{task_id}"
+
+    def branch(self, task_id: int) -> str:
+        return f"{BRANCH_PREFIX}{task_id}"
+
+    def root(self, task_id: int) -> Path:
+        """The workdir's place inside the task's worktree (its confinement root)."""
+        assert self.repo is not None
+        return self.path(task_id) / self.repo.prefix if self.repo.prefix else self.path(task_id)
+
+    def is_ready(self, task_id: int) -> bool:
+        rec = self.state.get(task_id) if self.enabled else None
+        return bool(rec and rec.get("status") in ("active", "refused", "landing")
+                    and (self.path(task_id) / ".git").is_file())
+
+    def workspace_for(self, agent: str) -> Workspace | None:
+        """The worktree of the task `agent` holds, or None (the main tree)."""
+        if not self.enabled:
+            return None
+        try:
+            held = self.board.held_by(agent)
+        except Exception:  # an unreadable board: the tools say so; stay in the main tree
+            return None
+        if held is None or not self.is_ready(held.id):
+            return None
+        root = self.root(held.id)
+        return Workspace(root, root, f"in task #{held.id}'s worktree", held.id)
+
+    def places(self) -> dict[int, str]:
+        """`where` of every task that has a record (one read of the state file)."""
+        if not self.enabled:
+            return {}
+        return {tid: self._where(tid, rec) for tid, rec in self.state.all().items()}
+
+    def where(self, task_id: int) -> str:
+        """Where a task lives, for /tasks and `tasks list` ("" when it has no record)."""
+        rec = self.state.get(task_id) if self.enabled else None
+        return self._where(task_id, rec)
+
+    def _where(self, task_id: int, rec: dict | None) -> str:
+        if not rec:
+            return ""
+        status = rec.get("status")
+        if status == "landed":
+            files = rec.get("files") or []
+            if not files:
+                return "landed (no changes)"
+            return f"landed ({len(files)} file{'s' if len(files) != 1 else ''})"
+        if status == "refused":
+            return f"landing refused: {rec.get('detail', '')}"
+        if status == "landing":
+            return "landing"
+        return f"worktree {self.path(task_id).relative_to(self.workdir).as_posix()}"
+
+    # ----- claim -----------------------------------------------------------------------
+    def prepare(self, task: Task, owner: str) -> str:
+        """Make (or reuse) the task's worktree; the note for the claim text ("" when off).
+        A git failure leaves the teammate in the main tree and says so."""
+        if not self.enabled:
+            return ""
+        try:
+            with self.lock.held():
+                reused = self._ensure(task.id, owner)
+        except (GitError, OSError, StorageError) as exc:
+            return (f"\n(no worktree for task #{task.id}: {exc}; you work in the shared "
+                    "workdir)")
+        how = ("continue in its worktree (earlier work is there)" if reused
+               else "work in its worktree")
+        return (f"\nYou {how}: {self.root(task.id)}. Your file tools and shell work there "
+                "(paths relative to it); complete_task lands the change in the main tree.")
+
+    def _ensure(self, task_id: int, owner: str) -> bool:
+        """True when an existing worktree is reused."""
+        assert self.repo is not None and self.snapshots is not None
+        path = self.path(task_id)
+        if self.is_ready(task_id):
+            self.state.update(task_id, owner=owner)
+            return True
+        self._discard_partial(path)
+        branch = self.branch(task_id)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if self.repo.rev(f"refs/heads/{branch}"):
+            self.repo.run("worktree", "add", "--quiet", str(path), branch)
+            base = self.repo.rev(branch)
+        else:
+            base = self.snapshots.take()
+            self.repo.run("worktree", "add", "--quiet", "-b", branch, str(path), base)
+        self.state.update(task_id, path=path.relative_to(self.workdir).as_posix(),
+                          branch=branch, status="active", base=base, owner=owner, detail="")
+        return False
+
+    def _discard_partial(self, path: Path) -> None:
+        """A worktree directory never finished (a killed `worktree add`): it holds no work."""
+        assert self.repo is not None
+        if path.exists() or path.is_symlink():
+            if path.is_symlink() or not path.is_dir():
+                raise GitError(f"{path} is in the way (not a worktree directory)")
+            shutil.rmtree(path)
+        self.repo.run("worktree", "prune")
+
+    # ----- after landing ---------------------------------------------------------------
+    def remove(self, task_id: int) -> None:
+        """Remove a landed task's worktree (its branch stays)."""
+        assert self.repo is not None
+        with self.lock.held():
+            self._remove(task_id)
+
+    def _remove(self, task_id: int) -> None:
+        """Move the directory into .agent-cli/trash/ (one rename, however many files),
+        let git forget the worktree, and delete the files on a background thread."""
+        assert self.repo is not None
+        path = self.path(task_id)
+        if path.exists() or path.is_symlink():
+            trash = self.state_dir / "trash" / f"task-{task_id}-{uuid.uuid4().hex[:8]}"
+            trash.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(path, trash)
+        self.repo.run("worktree", "prune")
+        self.sweep()
+
+    def sweep(self) -> None:
+        """Delete what is in .agent-cli/trash/ on a daemon thread (a run that exits first
+        leaves the rest to the next one)."""
+        trash = self.state_dir / "trash"
+        if not trash.is_dir() or (self._sweeper is not None and self._sweeper.is_alive()):
+            return
+
+        def run() -> None:
+            try:
+                while entries := list(trash.iterdir()):
+                    for entry in entries:
+                        shutil.rmtree(entry, ignore_errors=True)
+                        if entry.exists():  # undeletable: leave it, do not spin
+                            return
+            except OSError:  # the trash (or the whole workdir) went away
+                return
+
+        self._sweeper = threading.Thread(target=run, name="worktree-sweep", daemon=True)
+        self._sweeper.start()
+
+    def result_note(self, task_id: int) -> str:
+        """" (files changed: a.py, b.py)" for the lead's result message, "" when none."""
+        rec = self.state.get(task_id) if self.enabled else None
+        if not rec or rec.get("status") != "landed":
+            return ""
+        files = rec.get("files") or []
+        if not files:
+            return " (no files changed)"
+        shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")
+        return f" (files changed: {shown})"

@@ -1,0 +1,24 @@
+"""Workspace: where an agent's file tools and shell work right now.
+
+`root` is the confinement root every path is resolved against (the workdir, or the worktree
+of the task a teammate holds), `cwd` where its shell starts, `label` how approvals say where
+("in task #3's worktree"; "" for the main tree). Tools read `ctx.workdir`, which the agent
+sets to `root`; the Workspace rides along as `ctx.workspace` for whoever needs more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    cwd: Path
+    label: str = ""
+    task_id: int | None = None
+
+    @classmethod
+    def main(cls, workdir: Path) -> Workspace:
+        return cls(Path(workdir), Path(workdir))
