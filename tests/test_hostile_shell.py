@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from agent_cli.agent.tool_calls import ToolRunner
 from agent_cli.models.base import ToolUseBlock
-from agent_cli.permissions.shellsplit import parse_command
+from agent_cli.permissions.shell_analysis import analyze as parse_command
 from agent_cli.runtime import Runtime, RuntimeConfig
 from agent_cli.tools.base import ToolContext, ToolSet
 from agent_cli.tools.workspace import workspace_tools

@@ -30,11 +30,12 @@ class ShellAnalysis:
     text: str
     runs: tuple[Run, ...]
     findings: tuple[Finding, ...]
+    single: bool = False  # the line is one command node (nothing else, not even `x=1;`)
 
     @property
     def simple(self) -> bool:
         """One literal command, no redirection, assignment or finding: what a rule names."""
-        if len(self.runs) != 1 or self.findings:
+        if len(self.runs) != 1 or self.findings or not self.single:
             return False
         w = self.runs[0].written
         return w.complete and bool(w.words) and not w.redirects and not w.assigns
@@ -88,4 +89,4 @@ def analyze(text: str, depth: int = 0) -> ShellAnalysis:
         runs.append(Run(cmd, tuple(inner), (cmd, *u.allowable)))
     seen: set[str] = set()
     unique = [f for f in findings if not (f.reason in seen or seen.add(f.reason))]
-    return ShellAnalysis(text, tuple(runs), tuple(unique))
+    return ShellAnalysis(text, tuple(runs), tuple(unique), line.single)

@@ -27,12 +27,18 @@ SENSITIVE_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_")
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 GLOB_CHARS = re.compile(r"[*?\[]")
 BRACE_RE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[.*\])?$", re.DOTALL)
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 STATEMENTS = frozenset(
     "program list pipeline subshell compound_statement negated_command if_statement "
     "elif_clause else_clause while_statement for_statement do_group case_statement "
     "case_item redirected_statement".split()
 )
+REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+TOKENS = frozenset(  # punctuation and keywords a statement may contain
+    "; & \n | |& && || ( ) { } ! if then else elif fi while until do done for select in "
+    "case esac function (( ))".split(" ")
+) | {"\n"}
 ARITHMETIC = frozenset(
     "arithmetic_expansion binary_expression unary_expression postfix_expression "
     "ternary_expression parenthesized_expression".split()
@@ -46,9 +52,15 @@ def _language() -> Language:
     return Language(tree_sitter_bash.language())
 
 
-def parse_tree(text: str) -> Node:
-    """The tree-sitter-bash syntax tree of `text` (its root node)."""
-    return Parser(_language()).parse(text.encode("utf-8")).root_node
+def parse_tree(raw: bytes) -> Node:
+    """The tree-sitter-bash syntax tree of UTF-8 `raw` (its root node). Every byte past ASCII
+    is parsed as `a`: bash treats them all as word characters, and the grammar's scanner
+    crashes on some code points (U+F0000, ...). Byte offsets stay those of `raw`."""
+    safe = raw.translate(_ASCII_ONLY)
+    return Parser(_language()).parse(safe).root_node
+
+
+_ASCII_ONLY = bytes(b if b < 0x80 else ord("a") for b in range(256))
 
 
 @dataclass(frozen=True)
@@ -81,6 +93,8 @@ class Line:
     commands: list[Command] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     stdin_code: dict[int, str] = field(default_factory=dict)  # index -> literal code on stdin
+    single: bool = False  # the whole line is one simple command node
+    raw: bytes = b""  # the line as UTF-8: node byte ranges index into it
 
     def unreadable(self, why: str) -> None:
         self.findings.append(Finding(f"the shell grammar cannot read this command ({why})", True))
@@ -108,9 +122,26 @@ def _unescape_unquoted(raw: str, line: Line) -> str:
                 out.append(raw[i + 1])
             i += 2
             continue
+        if c == "\n":
+            line.unreadable("a newline inside a word")
         out.append(c)
         i += 1
     return "".join(out)
+
+
+def _gaps_ok(node: Node, newlines: bool) -> bool:
+    """Is everything between `node`'s children blank (so no character was dropped)?"""
+    src = node.text or b""
+    pos = node.start_byte
+    allowed = b" \t\n" if newlines else b" \t"
+    for child in [*node.children, None]:
+        end = child.start_byte if child is not None else node.end_byte
+        gap = src[pos - node.start_byte : end - node.start_byte].replace(b"\\\n", b"")
+        if gap.strip(allowed):
+            return False
+        if child is not None:
+            pos = child.end_byte
+    return True
 
 
 def _unescape_double(raw: str, line: Line) -> str:
@@ -136,12 +167,21 @@ class _Reader:
         self.depth = depth
         self.redirects: list[str] = []  # from enclosing redirected statements
 
+    def b(self, node: Node) -> bytes:
+        return self.line.raw[node.start_byte : node.end_byte]
+
+    def t(self, node: Node) -> str:
+        return self.b(node).decode("utf-8", errors="replace")
+
     # ----- statements -------------------------------------------------------------------------
     def statement(self, node: Node) -> None:
         t = node.type
         if node.is_error or node.is_missing:
-            self.line.unreadable(f"syntax error near `{_shape(node.text.decode(errors='replace'))}`")
-        elif not node.is_named or t == "comment":
+            self.line.unreadable(f"syntax error near `{_shape(self.t(node))}`")
+        elif not node.is_named:
+            if t not in TOKENS:
+                self.line.unreadable(f"`{_shape(t)}` where bash does not expect it")
+        elif t == "comment":
             return
         elif t == "command":
             self.command(node)
@@ -175,10 +215,16 @@ class _Reader:
                 else:
                     self.word(child)
         elif t in STATEMENTS:
+            if not _gaps_ok(node, True):
+                self.line.unreadable("characters the grammar dropped")
             for child in node.children:
                 self.statement(child)
-        elif t in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
-            self._add(self.redirects, self.redirect(node))
+        elif t in REDIRECTS:  # a redirection alone still opens (or truncates) its file
+            shown = self.redirect(node)
+            self.line.commands.append(
+                Command((), True, _shape(self.t(node)),
+                        tuple([*self.redirects, shown] if shown else self.redirects))
+            )
         else:
             self.line.unreadable(f"`{t}`")
 
@@ -197,7 +243,7 @@ class _Reader:
 
     def _echo_output(self, node: Node) -> str | None:
         """The literal text `echo a b` / `printf '%s' x` writes, when it is plain."""
-        scratch = _Reader(Line(self.line.text), self.depth)
+        scratch = _Reader(Line(self.line.text, raw=self.line.raw), self.depth)
         words: list[_Word] = []
         for child in node.named_children:
             if child.type == "command_name":
@@ -229,12 +275,15 @@ class _Reader:
             self.statement(body)
             if stdin_code is not None and len(self.line.commands) > start:
                 self.line.stdin_code[start] = stdin_code
+        else:  # redirections alone still open (or truncate) their files
+            shown = _shape(self.t(node))
+            self.line.commands.append(Command((), True, shown, tuple(self.redirects)))
         self.redirects = outer
 
     def for_loop(self, node: Node) -> None:
         var = node.child_by_field_name("variable")
         if var is not None:
-            self._check_name(var.text.decode(errors="replace"), "for")
+            self._check_name(self.t(var), "for")
         for child in node.named_children:
             if child == var:
                 continue
@@ -268,7 +317,7 @@ class _Reader:
                 self.line.findings.append(
                     Finding(
                         "arithmetic on a variable can run code the rules cannot see "
-                        f"(`{_shape(node.text.decode(errors='replace'))}`)",
+                        f"(`{_shape(self.t(node))}`)",
                         True,
                     )
                 )
@@ -276,14 +325,25 @@ class _Reader:
 
     # ----- simple commands ---------------------------------------------------------------------
     def command(self, node: Node) -> None:
+        if not _gaps_ok(node, False):
+            self.line.unreadable("characters the grammar dropped")
         words: list[_Word] = []
         assigns: list[str] = []
         redirects = list(self.redirects)
-        for child in node.named_children:
+        prev_end = -1
+        for child in node.children:
             t = child.type
-            if t == "variable_assignment":
+            if child.start_byte == prev_end and t not in REDIRECTS:
+                self.line.unreadable("words the grammar split apart")
+            prev_end = child.end_byte if t not in REDIRECTS else -1
+            if not child.is_named:
+                if t == "$":  # a lone `$` is a literal word
+                    words.append(_Word("$"))
+                else:
+                    self.line.unreadable(f"`{_shape(self.t(child))}`")
+            elif t == "variable_assignment":
                 assigns.append(self.assignment(child))
-            elif t in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            elif t in REDIRECTS:
                 self._add(redirects, self.redirect(child))
                 code = self._literal_input(child)
                 if code is not None:
@@ -294,13 +354,15 @@ class _Reader:
                 words.append(self.word(child))
         self.emit(words, node, redirects, assigns)
 
-    def emit(self, words: list[_Word], node: Node, redirects: list[str], assigns: list[str]) -> None:
+    def emit(
+        self, words: list[_Word], node: Node, redirects: list[str], assigns: list[str]
+    ) -> None:
         literal: list[str] = []
         for w in words:
             if w.text is None:
                 break
             literal.append(w.text)
-        shown = _shape(" ".join(node.text.decode(errors="replace").split()))
+        shown = _shape(" ".join(self.t(node).split()))
         if words and words[0].text is None:
             self.line.findings.append(
                 Finding(f"`{shown}` decides its command word at run time", True)
@@ -318,12 +380,12 @@ class _Reader:
                 words.append(_Word(child.type))  # declare / export / local / unset ...
             elif child.type == "variable_assignment":
                 name = self.assignment(child)
-                value = child.text.decode(errors="replace")
+                value = self.t(child)
                 words.append(_Word(value) if "$" not in value else _Word(None))
                 del name
             elif child.type == "variable_name":
-                self._check_name(child.text.decode(errors="replace"), words[0].text or "")
-                words.append(_Word(child.text.decode(errors="replace")))
+                self._check_name(self.t(child), words[0].text or "")
+                words.append(_Word(self.t(child)))
             else:
                 words.append(self.word(child))
         for w in words:
@@ -340,7 +402,9 @@ class _Reader:
 
     def assignment(self, node: Node) -> str:
         name_node = node.child_by_field_name("name")
-        name = name_node.text.decode(errors="replace") if name_node is not None else ""
+        name = self.t(name_node) if name_node is not None else ""
+        if not NAME_RE.match(name):
+            self.line.unreadable(f"`{_shape(name)}=` is not a variable bash would assign")
         if name_node is not None and name_node.type == "subscript":
             self._arithmetic(name_node)
             name = name.split("[", 1)[0]
@@ -403,19 +467,19 @@ class _Reader:
             return ""
         if target.text in HARMLESS_TARGETS and op in (">", ">>", "&>", "&>>", ">|", ">&"):
             return ""
-        shown = node.text.decode(errors="replace")
+        shown = self.t(node)
         return _shape(shown)
 
     def _heredoc_body(self, redirect: Node, body: Node) -> None:
         quoted = any(
-            c.type == "heredoc_start" and c.text[:1] in (b"'", b'"', b"\\")
+            c.type == "heredoc_start" and self.b(c)[:1] in (b"'", b'"', b"\\")
             for c in redirect.named_children
-        ) or any(c.type == "heredoc_start" and b"\\" in c.text for c in redirect.named_children)
+        ) or any(c.type == "heredoc_start" and b"\\" in self.b(c) for c in redirect.named_children)
         if quoted:
             return
         for child in body.named_children:
             if child.type == "heredoc_content":
-                if b"`" in child.text or b"$(" in child.text:
+                if b"`" in self.b(child) or b"$(" in self.b(child):
                     self.line.unreadable("a substitution in a here-document")
             else:
                 self.word(child)
@@ -423,7 +487,7 @@ class _Reader:
     def _literal_input(self, node: Node) -> str | None:
         """The literal text a here-string or here-document feeds to the command."""
         if node.type == "herestring_redirect":
-            scratch = _Reader(Line(self.line.text), self.depth)
+            scratch = _Reader(Line(self.line.text, raw=self.line.raw), self.depth)
             words = [scratch.word(c) for c in node.named_children]
             if words and all(w.text is not None for w in words):
                 return " ".join(w.text for w in words if w.text is not None)
@@ -431,17 +495,17 @@ class _Reader:
         if node.type == "heredoc_redirect":
             for child in node.named_children:
                 if child.type == "heredoc_body" and not child.named_children:
-                    return child.text.decode(errors="replace")
+                    return self.t(child)
                 if child.type == "heredoc_body":
                     parts = child.named_children
                     if all(p.type == "heredoc_content" for p in parts):
-                        return child.text.decode(errors="replace")
+                        return self.t(child)
         return None
 
     # ----- words -------------------------------------------------------------------------------
     def word(self, node: Node) -> _Word:
         t = node.type
-        text = node.text.decode(errors="replace")
+        text = self.t(node)
         if node.is_error or node.is_missing or node.has_error:
             self.line.unreadable(f"syntax error near `{_shape(text)}`")
             return _Word(None)
@@ -484,26 +548,32 @@ class _Reader:
         out: list[str] = []
         dynamic = False
         start = node.start_byte + 1
-        src = node.text
         base = node.start_byte
         for child in node.children[1:-1] if node.child_count >= 2 else []:
             if child.type == "string_content":
-                out.append(_unescape_double(child.text.decode(errors="replace"), self.line))
+                out.append(_unescape_double(self.t(child), self.line))
             elif child.type == "$":
                 out.append("$")
             elif child.is_named:
                 self.word(child)
                 dynamic = True
             else:
-                out.append(child.text.decode(errors="replace"))
+                out.append(self.t(child))
             start = child.end_byte
-        del start, src, base
+        del start, base
         return _Word(None if dynamic else "".join(out))
 
     def concatenation(self, node: Node) -> _Word:
-        parts = [self.word(c) for c in node.named_children]
+        parts = []
+        for c in node.children:
+            if c.is_named:
+                parts.append(self.word(c))
+            elif c.type == "$":
+                parts.append(_Word("$"))
+            else:
+                self.line.unreadable(f"`{_shape(self.t(c))}`")
         shape = "".join(
-            c.text.decode(errors="replace") if c.type == "word" else "Q"
+            self.t(c) if c.type == "word" else "Q"
             for c in node.named_children
         )
         if BRACE_RE.search(shape) or any(p.text is None for p in parts):
@@ -511,7 +581,7 @@ class _Reader:
         return _Word("".join(p.text or "" for p in parts))
 
     def expansion(self, node: Node) -> None:
-        text = node.text.decode(errors="replace")
+        text = self.t(node)
         if "!" in text[:3] or "[" in text or re.match(r"\$\{#?\w+:[^-=+?]", text):
             self.line.findings.append(
                 Finding(f"the expansion `{_shape(text)}` is evaluated by bash", True)
@@ -547,13 +617,16 @@ def read_line(text: str, depth: int = 0) -> Line:
     if depth > MAX_DEPTH:
         line.unreadable("nested too deeply")
         return line
+    line.raw = text.encode("utf-8", errors="surrogatepass")
     try:
-        root = parse_tree(text)
+        root = parse_tree(line.raw)
     except (RecursionError, ValueError) as exc:  # pragma: no cover - grammar limits
         line.unreadable(str(exc))
         return line
     reader = _Reader(line, depth)
     reader.statement(root)
+    top = [c for c in root.named_children if c.type != "comment"]
+    line.single = len(top) == 1 and top[0].type == "command"
     if root.has_error and not any("syntax error" in f.reason for f in line.findings):
         line.unreadable("syntax error")
     return line
