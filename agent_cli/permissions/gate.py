@@ -179,6 +179,7 @@ class PermissionGate:
             feedback=d.feedback,
             **({"answer": d.answer} if d.answer else {}),
             **({"reason": d.reason} if d.reason else {}),
+            **({"purpose": ctx.purpose} if ctx.purpose else {}),
         )
         return d
 

@@ -2,9 +2,9 @@
 
 `approval_panel` says who asks and why ("alice wants to run `python main.py` — task #3
 verify"), why a rule that names the command could not allow it ("asks because `bash -c`
-runs code the rules cannot see"), shows the command or a coloured diff, and the three choices. `ApprovalPrompter`
-reads one key (1/2/3; esc or Ctrl-C means no) and, for "no", what the agent should do differently.
-Only the UI thread calls it: no agent has a tool that answers a permission prompt.
+runs code the rules cannot see"), shows the command or a coloured diff, and the three choices.
+`ApprovalPrompter` reads one key (1/2/3; esc or Ctrl-C means no) and, for "no", what the
+agent should do differently. Only the UI thread calls it: no agent has a tool that answers a permission prompt.
 """
 
 from __future__ import annotations
