@@ -4,7 +4,8 @@
 verify"), why a rule that names the command could not allow it ("asks because `bash -c`
 runs code the rules cannot see"), shows the command or a coloured diff, and the three choices.
 `ApprovalPrompter` reads one key (1/2/3; esc or Ctrl-C means no) and, for "no", what the
-agent should do differently. Only the UI thread calls it: no agent has a tool that answers a permission prompt.
+agent should do differently. Only the UI thread calls it: no agent has a tool that answers a
+permission prompt.
 """
 
 from __future__ import annotations
