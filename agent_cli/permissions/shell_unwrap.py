@@ -150,6 +150,10 @@ def _wrapper(cmd: Command, name: str, spec: Opts, out: Unwrapped) -> Command | N
         out.findings.append(Finding("`watch` runs its command through `sh -c`"))
         out.code.append(("watch", " ".join(cmd.words[sk.index :])))
         return None
+    if name == "flock" and cmd.words[sk.index] in ("-c", "--command"):  # flock FILE -c CODE
+        out.findings.append(Finding("`flock -c` runs code the rules cannot see"))
+        out.code += [("flock -c", w) for w in cmd.words[sk.index + 1 : sk.index + 2]]
+        return None
     if name == "flock" and cmd.words[sk.index - 1].isdigit() and sk.index == len(cmd.words):
         return None
     if name == "xargs":

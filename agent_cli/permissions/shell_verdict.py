@@ -140,7 +140,7 @@ def judge(analysis: ShellAnalysis, allows: list[Any], denies: list[Any]) -> Shel
     named = bool(covered) or any(
         _matches(e, f) for run in analysis.runs for f in run.allowable for e in allows
     )
-    if not named:
-        return ShellVerdict("ask", unseen=unseen)
+    if not named:  # still say what a deny rule might match: the human should know
+        return ShellVerdict("ask", None, unseen, unseen)
     entry = covered[0] if covered else None
     return ShellVerdict("ask", entry, strict or unseen or missing, unseen)
