@@ -477,11 +477,14 @@ class _Reader:
         ) or any(c.type == "heredoc_start" and b"\\" in self.b(c) for c in redirect.named_children)
         if quoted:
             return
+        text = self.b(body)
+        seen = [d for d in _descendants(body) if self.b(d)[:2] in (b"$(", b"`")]
+        if text.count(b"`") > 2 * sum(self.b(d)[:1] == b"`" for d in seen) or text.count(
+            b"$("
+        ) > sum(self.b(d)[:2] == b"$(" for d in seen):
+            self.line.unreadable("a substitution in a here-document")
         for child in body.named_children:
-            if child.type == "heredoc_content":
-                if b"`" in self.b(child) or b"$(" in self.b(child):
-                    self.line.unreadable("a substitution in a here-document")
-            else:
+            if child.type != "heredoc_content":
                 self.word(child)
 
     def _literal_input(self, node: Node) -> str | None:
@@ -595,7 +598,7 @@ class _Reader:
             self.line.unreadable("nested too deeply")
             return
         inner = _Reader(self.line, self.depth + 1)
-        for child in node.children:
+        for child in node.named_children:  # not the `$(` / `)` / backquote around them
             inner.statement(child)
 
 
