@@ -122,8 +122,8 @@ def _unescape_unquoted(raw: str, line: Line) -> str:
                 out.append(raw[i + 1])
             i += 2
             continue
-        if c == "\n":
-            line.unreadable("a newline inside a word")
+        if c in "\n \t":
+            line.unreadable("blank space inside a word")
         out.append(c)
         i += 1
     return "".join(out)
@@ -548,22 +548,23 @@ class _Reader:
         return _Word(None)
 
     def double_quoted(self, node: Node) -> _Word:
+        """A "..." word: literal text between the children is taken from the source bytes,
+        so nothing the grammar leaves out (a lone blank) is lost."""
         out: list[str] = []
         dynamic = False
-        start = node.start_byte + 1
-        base = node.start_byte
-        for child in node.children[1:-1] if node.child_count >= 2 else []:
-            if child.type == "string_content":
-                out.append(_unescape_double(self.t(child), self.line))
-            elif child.type == "$":
-                out.append("$")
-            elif child.is_named:
-                self.word(child)
-                dynamic = True
-            else:
-                out.append(self.t(child))
-            start = child.end_byte
-        del start, base
+        raw = self.line.raw
+        pos = node.start_byte + 1
+        inner = node.children[1:-1] if node.child_count >= 2 else []
+        for child in inner:
+            if child.type in ("string_content", "$") or not child.is_named:
+                continue  # read with the gaps below
+            out.append(_unescape_double(raw[pos : child.start_byte].decode("utf-8", "replace"),
+                                        self.line))
+            self.word(child)
+            dynamic = True
+            pos = child.end_byte
+        end = node.end_byte - 1 if node.child_count >= 2 else node.end_byte
+        out.append(_unescape_double(raw[pos:end].decode("utf-8", "replace"), self.line))
         return _Word(None if dynamic else "".join(out))
 
     def concatenation(self, node: Node) -> _Word:
