@@ -11,7 +11,7 @@ a command (`rebase --exec`, `bisect run`, `submodule foreach`, `--upload-pack`, 
 
 from __future__ import annotations
 
-from .shell_syntax import Command, Finding
+from .shell_model import Command, Finding
 
 HARMLESS_GLOBALS = frozenset(
     "--no-pager -P -p --paginate --no-replace-objects --literal-pathspecs --glob-pathspecs "

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 from .shell_git import git_step
+from .shell_model import Command, Finding
 from .shell_options import Opts, opts, skip_options
-from .shell_syntax import Command, Finding
 
 MAX_UNWRAP = 12
 WRAPPERS: dict[str, Opts] = {

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .shell_analysis import ShellAnalysis
-from .shell_syntax import Command
+from .shell_model import Command
 
 Effect = Literal["allow", "deny", "ask"]
 
