@@ -265,6 +265,19 @@ def test_ordinary_commands_still_run_under_the_same_deny_rules(repo, command, al
     assert (repo / V).read_text() == "precious\n"
 
 
+@pytest.mark.parametrize("command", [
+    f"printf '#!/bin/sh\\nrm {V}\\n' > .git/hooks/post-commit && chmod +x .git/hooks/post-commit",
+    "cp evil.sh .git/hooks/post-commit",
+    "git config core.hooksPath hooks",
+])
+def test_planting_a_hook_that_would_rm_later_is_not_auto_allowed(repo, command):
+    run, _ = _shell(repo, ["Bash"])
+    out = run(command)
+    assert out.is_error and "needed a human because" in out.content, out.content
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
+    assert _git(repo, "config", "--get", "core.hooksPath") == ""
+
+
 def test_the_headless_denial_names_the_construct_the_rules_cannot_see(planted):
     run, _ = _shell(planted, ["Bash"])
     out = run("bash -c 'ls'")

@@ -148,6 +148,8 @@ def test_code_points_that_crash_the_grammar_are_read_as_word_bytes():
         ("sed 's/a/b/e' f", "`sed` is given a program that can run commands"),
         ("tar --to-command=sh -xf a.tar", "`tar --to-command` runs a command"),
         ("ssh host ls", "`ssh HOST COMMAND` runs code"),
+        ("echo x > .git/hooks/pre-push", "touches a file that decides what later runs"),
+        ("cp a sub/.git/config", "touches a file that decides what later runs"),
     ],
 )
 def test_findings_name_what_the_rules_cannot_see(command, finding):

@@ -100,14 +100,14 @@ def unescape_unquoted(raw: str, line: Line) -> str:
     return "".join(out)
 
 
-def gaps_ok(node: Node, newlines: bool) -> bool:
-    """Is everything between `node`'s children blank (so no character was dropped)?"""
-    src = node.text or b""
+def gaps_ok(node: Node, raw: bytes, newlines: bool) -> bool:
+    """Is everything between `node`'s children blank (so no character was dropped)? `raw`
+    is the whole line; only the gaps are sliced (a long line nests many list nodes)."""
     pos = node.start_byte
     allowed = b" \t\n" if newlines else b" \t"
     for child in [*node.children, None]:
         end = child.start_byte if child is not None else node.end_byte
-        gap = src[pos - node.start_byte : end - node.start_byte].replace(b"\\\n", b"")
+        gap = raw[pos:end].replace(b"\\\n", b"")
         if gap.strip(allowed):
             return False
         if child is not None:

@@ -34,6 +34,10 @@ SENSITIVE_VARS = frozenset(
     "PAGER EDITOR VISUAL SHELL PYTHONPATH PYTHONSTARTUP NODE_OPTIONS PERL5OPT PERL5LIB "
     "RUBYOPT RUBYLIB".split()
 )
+RUNS_LATER_RE = re.compile(  # git hooks and config, the session's own rules
+    r"(^|[/\s=<>])\.git/(hooks|config|info/attributes)\b|(^|[/\s=<>])\.agent-cli/"
+    r"|\.gitattributes\b"
+)
 SENSITIVE_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_")
 HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[.*\])?$", re.DOTALL)
@@ -104,7 +108,7 @@ class _Reader:
                 else:
                     self.words.word(child)
         elif t in STATEMENTS:
-            if not gaps_ok(node, True):
+            if not gaps_ok(node, self.line.raw, True):
                 self.line.unreadable("characters the grammar dropped")
             for child in node.children:
                 self.statement(child)
@@ -202,7 +206,7 @@ class _Reader:
 
     # ----- simple commands ---------------------------------------------------------------------
     def command(self, node: Node) -> None:
-        if not gaps_ok(node, False):
+        if not gaps_ok(node, self.line.raw, False):
             self.line.unreadable("characters the grammar dropped")
         words: list[Word] = []
         assigns: list[str] = []
@@ -244,6 +248,11 @@ class _Reader:
             self.line.findings.append(
                 Finding(f"`{shown}` decides its command word at run time", True)
             )
+        for text in [*literal, *redirects]:
+            if RUNS_LATER_RE.search(text):
+                self.line.findings.append(
+                    Finding(f"`{shape(text)}` touches a file that decides what later runs")
+                )
         self.line.commands.append(
             Command(
                 tuple(literal), len(literal) == len(words), shown, tuple(redirects), tuple(assigns)
