@@ -287,3 +287,17 @@ def test_the_headless_denial_names_the_construct_the_rules_cannot_see(planted):
     out = run(f"timeout 5 rm {V}")
     assert "Denied by rule Bash(rm *) (--deny)" in out.content
     assert f"it runs `rm {V}` (through `timeout`)" in out.content
+
+
+@pytest.mark.parametrize("command", [f"timeout 5 rm {V}", f"bash -c 'rm {V}'", f"$'rm' {V}",
+                                     f"eval \"$(echo rm {V})\""])
+def test_deny_rules_win_even_in_bypass_permissions_mode(planted, command):
+    rt = Runtime.open(planted, RuntimeConfig(deny=DENY, permission_mode="bypassPermissions",
+                                             allow_bypass=True))
+    runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
+                        lambda: ToolContext("alice", planted, runtime=rt))
+    out = runner.run_one(ToolUseBlock(id="t", name="shell", input={"command": command}))
+    assert out.is_error and "Denied" in out.content, out.content
+    assert (planted / V).read_text() == "precious\n"
+    ok = runner.run_one(ToolUseBlock(id="t", name="shell", input={"command": "ls"}))
+    assert not ok.is_error  # bypass still runs what no deny rule could match
