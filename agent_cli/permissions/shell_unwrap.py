@@ -214,6 +214,8 @@ def _interpreter(cmd: Command, name: str, out: Unwrapped) -> None:
     key = "python" if PYTHON_RE.match(name) else name
     code_flags, arg_flags = INTERPRETERS[key], INTERPRETER_ARGS.get(key, "")
     rest = cmd.words[1:]
+    if cmd.complete and len(rest) == 1 and rest[0] in ("--version", "-V", "-v", "--help", "-h"):
+        return
     i = 0
     while i < len(rest):
         w = rest[i]
