@@ -91,8 +91,13 @@ def test_a_line_called_simple_is_one_command_to_bash(tail, tmp_path):
         return
     run = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True,
                          timeout=10, env={})
+    argv = run.stdout.decode().split("\0")[:-1]
+    if run.returncode == 2 and b"syntax error" in run.stderr:
+        # bash stops at a later line it cannot parse; what it ran before is still ours
+        assert argv in ([], list(cmd.words[2:])), command
+        return
     assert run.returncode == 0, (command, run.stderr)
-    assert run.stdout.decode().split("\0")[:-1] == list(cmd.words[2:]), command
+    assert argv == list(cmd.words[2:]), command
 
 
 @settings(max_examples=300, deadline=None)

@@ -75,7 +75,11 @@ class _Reader:
             if t not in TOKENS:
                 self.line.unreadable(f"`{shape(t)}` where bash does not expect it")
         elif t == "comment":
-            return
+            before = self.line.raw[: node.start_byte]
+            while before.endswith(b"\\\n"):
+                before = before[:-2]
+            if before and before[-1:] not in b" \t\n;&|()":  # `''\<newline>#`: a word to bash
+                self.line.unreadable("a `#` bash reads as part of a word")
         elif t == "command":
             self.command(node)
         elif t == "pipeline":
@@ -214,7 +218,10 @@ class _Reader:
         prev_end = -1
         for child in node.children:
             t = child.type
-            if child.start_byte == prev_end and t not in REDIRECTS:
+            joined = prev_end >= 0 and not self.line.raw[prev_end : child.start_byte].replace(
+                b"\\\n", b""
+            )  # nothing, or only line continuations, between two words: bash joins them
+            if joined and t not in REDIRECTS:
                 self.line.unreadable("words the grammar split apart")
             prev_end = child.end_byte if t not in REDIRECTS else -1
             if not child.is_named:
