@@ -225,9 +225,9 @@ class _Reader:
                 self.line.unreadable("words the grammar split apart")
             prev_end = child.end_byte if t not in REDIRECTS else -1
             if not child.is_named:
-                if t == "$":  # a lone `$` is a literal word
+                if t == "$" and self.words.lone_dollar(child):  # a literal word
                     words.append(Word("$"))
-                else:
+                elif t != "$":
                     self.line.unreadable(f"`{shape(self.t(child))}`")
             elif t == "variable_assignment":
                 assigns.append(self.assignment(child))

@@ -26,6 +26,7 @@ from .shell_model import (
 
 GLOB_CHARS = re.compile(r"[*?\[]")
 BRACE_RE = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+LONE_DOLLAR_NEXT = (b"", b" ", b"\t", b"\n", b";", b"&", b"|", b")", b"<", b">", b'"')
 ARITHMETIC = frozenset(
     "arithmetic_expansion binary_expression unary_expression postfix_expression "
     "ternary_expression parenthesized_expression".split()
@@ -38,6 +39,14 @@ class WordReader:
     def __init__(self, line: Line, substitution: Callable[[Node], None]) -> None:
         self.line = line
         self.substitution = substitution
+
+    def lone_dollar(self, node: Node) -> bool:
+        """A `$` bash leaves alone (nothing after it could start an expansion)."""
+        nxt = self.line.raw[node.end_byte : node.end_byte + 1]
+        if self.b(node) == b"$" and nxt in LONE_DOLLAR_NEXT:
+            return True
+        self.line.unreadable("a `$` the grammar may have read differently from bash")
+        return False
 
     def b(self, node: Node) -> bytes:
         return self.line.raw[node.start_byte : node.end_byte]
@@ -108,7 +117,10 @@ class WordReader:
         pos = node.start_byte + 1
         inner = node.children[1:-1] if node.child_count >= 2 else []
         for child in inner:
-            if child.type in ("string_content", "$") or not child.is_named:
+            if child.type == "$":
+                self.lone_dollar(child)  # `"$$"` is not two dollars to bash
+                continue
+            if child.type == "string_content" or not child.is_named:
                 continue  # read with the gaps below
             out.append(unescape_double(raw[pos : child.start_byte].decode("utf-8", "replace"),
                                         self.line))
@@ -124,7 +136,7 @@ class WordReader:
         for c in node.children:
             if c.is_named:
                 parts.append(self.word(c))
-            elif c.type == "$":
+            elif c.type == "$" and self.lone_dollar(c):
                 parts.append(Word("$"))
             else:
                 self.line.unreadable(f"`{shape(self.t(c))}`")
