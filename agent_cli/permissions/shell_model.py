@@ -14,6 +14,28 @@ from functools import cache
 from tree_sitter import Language, Node, Parser
 
 CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+SENSITIVE_VARS = frozenset(
+    "PATH IFS ENV BASH_ENV SHELLOPTS BASHOPTS GLOBIGNORE PS4 PROMPT_COMMAND CDPATH HOME "
+    "PAGER EDITOR VISUAL SHELL PYTHONPATH PYTHONSTARTUP NODE_OPTIONS PERL5OPT PERL5LIB "
+    "RUBYOPT RUBYLIB".split()
+)
+RUNS_LATER_RE = re.compile(  # git hooks and config, the session's own rules
+    r"(^|[/\s=<>])\.git/(hooks|config|info/attributes)\b|(^|[/\s=<>])\.agent-cli/"
+    r"|\.gitattributes\b"
+)
+SENSITIVE_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_")
+HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[.*\])?$", re.DOTALL)
+STATEMENTS = frozenset(
+    "program list pipeline subshell compound_statement negated_command if_statement "
+    "elif_clause else_clause while_statement for_statement do_group case_statement "
+    "case_item redirected_statement".split()
+)
+REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+TOKENS = frozenset(  # punctuation and keywords a statement may contain
+    "; & \n | |& && || ( ) { } ! if then else elif fi while until do done for select in "
+    "case esac function (( ))".split(" ")
+) | {"\n"}
 
 
 @cache

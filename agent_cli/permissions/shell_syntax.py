@@ -11,12 +11,18 @@ given to a shell) is shell_unwrap's job.
 
 from __future__ import annotations
 
-import re
-
 from tree_sitter import Node
 
 from .shell_model import (
     CONTROL_RE,
+    HARMLESS_TARGETS,
+    NAME_RE,
+    REDIRECTS,
+    RUNS_LATER_RE,
+    SENSITIVE_PREFIXES,
+    SENSITIVE_VARS,
+    STATEMENTS,
+    TOKENS,
     Command,
     Finding,
     Line,
@@ -29,30 +35,6 @@ from .shell_model import (
 from .shell_words import ARITHMETIC, WordReader
 
 MAX_DEPTH = 6  # code inside code inside code... deeper than this is unreadable
-SENSITIVE_VARS = frozenset(
-    "PATH IFS ENV BASH_ENV SHELLOPTS BASHOPTS GLOBIGNORE PS4 PROMPT_COMMAND CDPATH HOME "
-    "PAGER EDITOR VISUAL SHELL PYTHONPATH PYTHONSTARTUP NODE_OPTIONS PERL5OPT PERL5LIB "
-    "RUBYOPT RUBYLIB".split()
-)
-RUNS_LATER_RE = re.compile(  # git hooks and config, the session's own rules
-    r"(^|[/\s=<>])\.git/(hooks|config|info/attributes)\b|(^|[/\s=<>])\.agent-cli/"
-    r"|\.gitattributes\b"
-)
-SENSITIVE_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_")
-HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
-NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[.*\])?$", re.DOTALL)
-STATEMENTS = frozenset(
-    "program list pipeline subshell compound_statement negated_command if_statement "
-    "elif_clause else_clause while_statement for_statement do_group case_statement "
-    "case_item redirected_statement".split()
-)
-REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-TOKENS = frozenset(  # punctuation and keywords a statement may contain
-    "; & \n | |& && || ( ) { } ! if then else elif fi while until do done for select in "
-    "case esac function (( ))".split(" ")
-) | {"\n"}
-
-
 class _Reader:
     def __init__(self, line: Line, depth: int) -> None:
         self.line = line
