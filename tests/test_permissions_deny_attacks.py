@@ -9,8 +9,12 @@ ordinary commands under the same rules still run, so the gate does not just refu
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -322,3 +326,28 @@ def test_deny_rules_win_even_in_bypass_permissions_mode(planted, command):
     assert (planted / V).read_text() == "precious\n"
     ok = runner.run_one(ToolUseBlock(id="t", name="shell", input={"command": "ls"}))
     assert not ok.is_error  # bypass still runs what no deny rule could match
+
+
+def test_a_headless_run_reports_the_denial_and_why(planted):
+    script = planted.parent / "script.json"
+    script.write_text(json.dumps({"lead": [
+        {"text": "Cleaning.", "tool_calls": [
+            {"name": "shell", "input": {"command": f"timeout 5 rm {V}"}},
+            {"name": "shell", "input": {"command": f"bash -c 'ls {V}'"}}]},
+        {"text": "Could not."},
+    ]}))
+    src = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    run = subprocess.run(
+        [sys.executable, "-m", "agent_cli", "-C", str(planted), "--model", f"script:{script}",
+         "-p", "clean up", "--output-format", "json", "--allow", "Bash", "--deny", "Bash(rm *)"],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    report = json.loads(run.stdout)
+    assert (planted / V).read_text() == "precious\n"
+    [denial] = report["denials"]  # the rm never reached a human: a rule denied it
+    assert denial["target"] == f"bash -c 'ls {V}'"
+    assert denial["reason"] == "asks because `bash -c` runs code the rules cannot see"
+    audit = [json.loads(line) for line in (planted / ".team" / "audit.jsonl").open()]
+    assert [(a["decision"], a["source"]) for a in audit] == [("deny", "Bash(rm *)"),
+                                                           ("deny", "headless")]
