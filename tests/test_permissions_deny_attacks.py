@@ -115,6 +115,9 @@ RM_SPELLINGS = [
     f"script -qc 'rm {V}' /dev/null",
     f"x='a[$(rm {V})]'; echo $((x))",
     f"git -c alias.x='!rm {V}' x",
+    f"coproc rm {V}",
+    f"coproc c {{ rm {V}; }}",
+    f"coproc (rm {V})",
 ]
 GIT_PUSHES = [
     "git push origin main",

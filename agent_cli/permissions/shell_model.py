@@ -31,6 +31,7 @@ STATEMENTS = frozenset(
     "elif_clause else_clause while_statement for_statement do_group case_statement "
     "case_item redirected_statement".split()
 )
+RESERVED = frozenset("{ } ( ) [[ ]] ! do done then fi elif else esac in".split())
 REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 TOKENS = frozenset(  # punctuation and keywords a statement may contain
     "; & \n | |& && || ( ) { } ! if then else elif fi while until do done for select in "

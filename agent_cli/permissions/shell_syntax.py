@@ -18,6 +18,7 @@ from .shell_model import (
     HARMLESS_TARGETS,
     NAME_RE,
     REDIRECTS,
+    RESERVED,
     RUNS_LATER_RE,
     SENSITIVE_PREFIXES,
     SENSITIVE_VARS,
@@ -237,6 +238,8 @@ class _Reader:
             self.line.findings.append(
                 Finding(f"`{shown}` decides its command word at run time", True)
             )
+        elif literal and literal[0] in RESERVED:  # `coproc c { ...; }`: misread by the grammar
+            self.line.unreadable(f"`{literal[0]}` where a command should be")
         for text in [*literal, *redirects]:
             if RUNS_LATER_RE.search(text):
                 self.line.findings.append(

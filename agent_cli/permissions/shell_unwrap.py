@@ -41,7 +41,6 @@ WRAPPERS: dict[str, Opts] = {
     "command": opts("", "pvV", transparent=True),
     "builtin": opts(transparent=True),
     "exec": opts("a", "cl", transparent=True),
-    "coproc": opts(transparent=True),
     "env": opts("uCS", "i0v", "unset chdir split-string default-signal ignore-signal "
                 "block-signal", "ignore-environment null debug list-signal-handling",
                 code="-S --split-string", assigns=True),
@@ -69,7 +68,7 @@ WRAPPERS: dict[str, Opts] = {
                    "log-io output-limit", "append return flush force quiet", code="-c --command"),
 }
 OPAQUE_RUNNERS = frozenset(
-    "nsenter unshare systemd-run firejail bwrap proot run-one parallel sem caffeinate "
+    "coproc nsenter unshare systemd-run firejail bwrap proot run-one parallel sem caffeinate "
     "dbus-run-session catchsegv valgrind gdb rr perf".split()
 )
 SHELLS = frozenset("bash sh zsh dash ksh mksh ash yash posh rbash fish tcsh csh".split())
