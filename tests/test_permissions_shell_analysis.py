@@ -242,3 +242,43 @@ def test_the_gate_puts_the_reason_on_the_request_the_human_sees(workdir):
     assert rt.audit.entries()[-1]["reason"] == seen[0].reason.removeprefix("asks because ")
     rt.broker.detach_ui()
     assert os.path.exists(workdir / ".team" / "audit.jsonl")
+
+
+# Deny wins, against bash itself: random lines built around `rm` (a recording program here);
+# whenever the policy auto-allows a line under `Bash` + deny `Bash(rm *)`, bash must not
+# have started rm.
+DENY_PIECES = ["rm", "rm x", "'rm' x", "r\\m", "aa", "x", "$v", '"$v"', "{", "}", "(", ")",
+               ";", "&&", "||", "|", "&", "\n", "$(", "`", "'", '"', "\\", "#", "=", "coproc",
+               "timeout 5", "env", "nice", "command", "exec", "xargs", "bash -c", "eval",
+               "sh", "<<<", "<<EOF", "EOF", "f()", "{ rm; }", "if", "then", "fi", "do", "done",
+               "for i in a;", "$'rm'", "${v}", "<(", ">", "2>&1", "time", "!", "[[", "]]"]
+
+
+@pytest.fixture(scope="module")
+def deny_policy(tmp_path_factory):
+    from agent_cli.permissions.policy import PermissionPolicy
+
+    d = tmp_path_factory.mktemp("policy")
+    return PermissionPolicy(d, allow=["Bash"], deny=["Bash(rm *)"], settings_path=d / "s.json")
+
+
+@pytest.fixture(scope="module")
+def rm_recorder(tmp_path_factory):
+    bindir = tmp_path_factory.mktemp("rmbin")
+    for name in ("rm", "aa"):
+        (bindir / name).write_text(RECORDER)
+        (bindir / name).chmod(0o755)
+    return bindir
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.sampled_from(DENY_PIECES), min_size=1, max_size=8),
+       seps=st.lists(st.sampled_from([" ", "", " "]), min_size=8, max_size=8))
+def test_a_line_the_policy_allows_never_starts_a_denied_command(parts, seps, deny_policy,
+                                                                rm_recorder, tmp_path):
+    line = "".join(p + s for p, s in zip(parts, seps, strict=False)).strip()
+    if deny_policy.judge_shell(line).effect != "allow":
+        return
+    ran = _ran(line, rm_recorder, tmp_path)
+    assert not [argv for argv in ran if argv[0] == "rm"], (line, ran)
