@@ -188,9 +188,10 @@ def test_add_with_verify_and_show(cli) -> None:
         "expected_stdout": "42",
         "expected_stdout_file": None,
         "expected_exit_code": 0,
+        "set_by": "cli",  # typed at the command line, not written by a model
     }
     text = cli("show", "1")[1]
-    assert "verify:      python answer.py  (expects stdout '42', exit 0)" in text
+    assert "verify:      python answer.py  (expects stdout '42', exit 0, set by cli)" in text
 
 
 def test_empty_board(cli, workdir: Path) -> None:

@@ -129,7 +129,8 @@ def _claimed_task(workdir: Path, expected: str) -> tuple[TaskBoard, int, str]:
 
 def test_tasks_complete_refuses_when_the_verify_fails(workdir, capsys):
     board, task_id, _ = _claimed_task(workdir, "43")
-    code = cli.main(["-C", str(workdir), "tasks", "complete", str(task_id), "--as", "bob"])
+    code = cli.main(["-C", str(workdir), "tasks", "complete", str(task_id), "--as", "bob",
+                     "--run-verify"])  # its writer is unknown: accepted explicitly
     out, err = capsys.readouterr()
     assert code == 4
     assert err.strip() == f"agent-cli: task {task_id} not completed: expected stdout '43', got '42'"
@@ -140,7 +141,8 @@ def test_tasks_complete_refuses_when_the_verify_fails(workdir, capsys):
 
 def test_tasks_complete_runs_a_passing_verify_then_completes(workdir, capsys):
     board, task_id, token = _claimed_task(workdir, "42")
-    argv = ["-C", str(workdir), "tasks", "complete", str(task_id), "--as", "bob", "--token", token]
+    argv = ["-C", str(workdir), "tasks", "complete", str(task_id), "--as", "bob", "--token", token,
+            "--run-verify"]
     assert cli.main(argv) == 0
     out = capsys.readouterr().out
     assert "verify passed" in out and f"#{task_id} completed by bob" in out

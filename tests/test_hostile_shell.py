@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from agent_cli.agent.tool_calls import ToolRunner
 from agent_cli.models.base import ToolUseBlock
-from agent_cli.permissions.shellsplit import parse_command
+from agent_cli.permissions.shell_analysis import analyze as parse_command
 from agent_cli.runtime import Runtime, RuntimeConfig
 from agent_cli.tools.base import ToolContext, ToolSet
 from agent_cli.tools.workspace import workspace_tools
@@ -35,7 +35,6 @@ BYPASSES = [
     'echo "`touch pwned`"',
     "echo hi\ntouch pwned",
     "echo hi\rtouch pwned",
-    "echo hi \\\ntouch pwned",
     "echo hi > pwned",
     "echo hi >> pwned",
     "echo hi 2> pwned",
@@ -89,6 +88,13 @@ def test_a_compound_command_never_rides_on_an_allow_rule(shell, workdir, command
     assert (last["decision"], last["source"]) == ("deny", "headless")
 
 
+def test_a_line_continuation_joins_words_so_echo_prints_them(shell, workdir):
+    run, _ = shell
+    out = run("echo hi \\\ntouch pwned")  # bash reads `echo hi touch pwned`: one echo
+    assert not out.is_error and "hi touch pwned" in out.content
+    assert not (workdir / "pwned").exists()
+
+
 def test_a_deny_rule_wins_inside_a_compound_command_even_with_all_of_bash_allowed(workdir):
     rt = Runtime.open(workdir, RuntimeConfig(allow=["Bash"], deny=["Bash(rm *)"]))
     runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
@@ -101,7 +107,7 @@ def test_a_deny_rule_wins_inside_a_compound_command_even_with_all_of_bash_allowe
     assert (workdir / "keep.txt").read_text() == "data"
 
 
-OPERATORS = [";", "&&", "||", "|", "&", "\n", "$(", "`", ">", "<", ">>", "2>", "<(", "$"]
+OPERATORS = [";", "&&", "||", "|", "&", "\n", "$(", "`", ">", "<", ">>", "2>", "<(", "$X"]
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.", min_size=1, max_size=8)
 
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from agent_cli.errors import UserError
 from agent_cli.permissions.rules import InvalidRule, parse_rule
-from agent_cli.permissions.shellsplit import parse_command
+from agent_cli.permissions.shell_analysis import analyze as parse_command
 
 BYPASSES = [
     "ls; rm -rf x",
@@ -29,21 +29,22 @@ BYPASSES = [
     "X=1 ls",
     "env X=1 ls",
     "ls & x",
-    "ls &",
     "ls a#; rm -rf x",
     'ls "$(rm -rf x)"',
     "ls <(rm x)",
     "ls >(rm x)",
-    "(ls)",
-    "{ ls; }",
-    "ls ${X:=1}",
-    "ls $'\\x3b'",
+    "(ls; x)",
+    "{ ls; x; }",
     "ls 'unterminated",
-    "ls \\\nx",
     "ls |& x",
     "ls;x",
     "ls&&x",
 ]
+
+
+# The same command spelled another way: only `ls` runs, so an `ls` rule allows it.
+SAME_COMMAND = ["ls &", "(ls)", "{ ls; }", "ls ${X:=1}", "ls $'\\x3b'", "ls \\\nx", "ls;",
+                "ls # comment", "ls; ls -l", "ls && ls"]
 
 
 def allow(rule: str, command: str) -> bool:
@@ -77,9 +78,12 @@ def test_prefix_rule_matches_on_a_word_boundary(rule):
     assert not allow(rule, "npm run lint")
 
 
-def test_star_rule_allows_any_simple_command_only():
+def test_star_rule_allows_every_command_it_can_read_but_not_file_redirections():
     assert allow("Bash(*)", "make build")
-    assert not allow("Bash(*)", "make build; rm -rf /")
+    assert allow("Bash(*)", "make build && make test")  # every part is a command: allowed
+    assert not allow("Bash(*)", "make build > log.txt")  # a file write the rule does not name
+    assert not allow("Bash(*)", "X=1 make build")
+    assert not allow("Bash(*)", "{make,build}")  # the grammar cannot read it: never allowed
 
 
 def test_path_rules_glob_relative_to_the_workdir():
@@ -134,14 +138,20 @@ def test_invalid_rule_text_is_a_one_line_user_error(text):
 
 # ----- shell bypasses -------------------------------------------------------------------------
 @pytest.mark.parametrize("command", BYPASSES)
-@pytest.mark.parametrize("rule", ["Bash(ls *)", "Bash(ls:*)", "Bash(*)"])
-def test_prefix_allow_rules_never_match_compound_commands(rule, command):
+@pytest.mark.parametrize("rule", ["Bash(ls *)", "Bash(ls:*)"])
+def test_prefix_allow_rules_never_cover_a_command_they_do_not_name(rule, command):
     assert not allow(rule, command), (rule, command)
+
+
+@pytest.mark.parametrize("command", SAME_COMMAND)
+@pytest.mark.parametrize("rule", ["Bash(ls *)", "Bash(ls:*)", "Bash(*)"])
+def test_every_part_allowed_means_the_line_is_allowed(rule, command):
+    assert allow(rule, command), (rule, command)
 
 
 @pytest.mark.parametrize(
     "command",
-    [c.replace("ls", "git status", 1) for c in BYPASSES] + ["git status #x", "git status;"],
+    [c.replace("ls", "git status", 1) for c in BYPASSES] + ["git status; git push"],
 )
 def test_exact_allow_rule_never_matches_compound_commands(command):
     assert not allow("Bash(git status)", command)
@@ -183,7 +193,7 @@ def test_deny_rule_does_not_fire_on_quoted_text_or_other_commands():
 
 def test_parse_command_reports_why_a_line_is_not_simple():
     assert parse_command("ls -la").words == ("ls", "-la")
-    assert parse_command("ls; x").reason.startswith("operator")
+    assert parse_command("ls; x").reason == "several commands"
     assert parse_command("X=1 ls").reason == "leading variable assignment"
     assert parse_command("").reason == "empty command"
 
@@ -194,10 +204,10 @@ plain = st.text(alphabet="abcxyz-_./= ", min_size=0, max_size=8)
 
 
 @settings(max_examples=400, deadline=None)
-@given(before=plain, op=st.sampled_from(OPERATORS), after=plain)
+@given(before=plain, op=st.sampled_from(OPERATORS), after=plain.filter(lambda t: t.strip()))
 def test_fuzz_allow_rules_never_match_an_unquoted_operator(before, op, after):
-    command = f"ls {before}{op}{after}"
-    for rule in ("Bash(ls *)", "Bash(*)", "Bash(ls:*)"):
+    command = f"ls {before}{op} rm {after}"
+    for rule in ("Bash(ls *)", "Bash(ls:*)"):
         assert not allow(rule, command), command
 
 
@@ -231,4 +241,4 @@ def test_fuzz_parse_command_never_crashes(text):
     cmd = parse_command(text)
     assert cmd.simple == (cmd.words is not None)
     if cmd.simple:
-        assert "\n" not in text and "`" not in text
+        assert "`" not in text and "$(" not in text

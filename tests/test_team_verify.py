@@ -46,7 +46,10 @@ def test_verify_failure_keeps_the_task_and_a_match_completes_it(workdir, cleanup
     assert "expected stdout '43', got '42'" in _result_of(model, "alice", 1)
     held = rt.board.get(task.id)
     assert (held.status, held.owner) == ("in_progress", "alice")
-    assert [r.purpose for r in human.asked] == [f"task #{task.id} verify"]  # the human was asked
+    # the human was asked, and told who wrote the command
+    assert [r.purpose for r in human.asked] == [
+        f"task #{task.id} verify, written by an unknown writer (an older task file)"
+    ]
     assert rt.team.wait_quiet(WAIT)
     assert rt.roster.get("alice").idle_reason.startswith(f"holds #{task.id}:")
 

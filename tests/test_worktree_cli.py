@@ -109,3 +109,29 @@ def test_slash_tasks_shows_where_each_task_lives(workdir):
     plain = Console(width=200, record=True)
     plain.print(tasks_table(rt.board.snapshot().tasks, [], places={}))
     assert "where" not in plain.export_text()  # outside git: the table as before
+
+
+def test_landing_from_the_command_line_asks_before_a_model_written_verify(workdir, capsys):
+    """Landing runs the task's verify in the worktree: a verify a model wrote needs the same
+    approval as outside a worktree (no terminal here: refused until --run-verify)."""
+    from agent_cli.board.models import Verify
+
+    git_repo(workdir, {"f.txt": "one\n"})
+    rt = Runtime.open(workdir, RuntimeConfig())
+    marker = workdir.parent / "verify-ran"
+    verify = Verify(command=f"touch {marker}", expected_exit_code=0, set_by="alice")
+    t = rt.board.claim(rt.board.create("model verify", verify=verify).id, "bob")
+    rt.worktrees.prepare(t, "bob")
+    (rt.worktrees.path(t.id) / "g.txt").write_text("bob\n")
+    code, out = _run(capsys, workdir, "tasks", "complete", str(t.id), "--as", "bob",
+                     "--result", "r")
+    assert code == 4 and "--run-verify" in out
+    assert not marker.exists() and not (workdir / "g.txt").exists()
+    assert rt.board.get(t.id).status == "in_progress"
+    code, out = _run(capsys, workdir, "tasks", "complete", str(t.id), "--as", "bob",
+                     "--result", "r", "--run-verify")
+    assert code == 0, out
+    assert marker.exists() and (workdir / "g.txt").read_text() == "bob\n"
+    records = [r for r in rt.audit.entries() if r["tool"] == "verify"]
+    assert [(r["decision"], r["verify_set_by"]) for r in records] == [
+        ("deny", "alice"), ("allow", "alice")]

@@ -38,6 +38,9 @@ class Verify(BaseModel):
     expected_stdout: str | None = None  # compared with stdout, both .strip()'d
     expected_stdout_file: str | None = None  # workdir-relative file holding the expected stdout
     expected_exit_code: int | None = 0
+    # Who wrote `command`: a member name (a model, through create_task), or "cli" / "user"
+    # for a person at the command line. None in task files written before it was recorded.
+    set_by: str | None = None
 
     @field_validator("command")
     @classmethod
@@ -125,6 +128,8 @@ class Task(BaseModel):
                 data.pop(key, None)
         if not data.get("require_plan"):
             data.pop("require_plan", None)
+        if "verify" in data and data["verify"].get("set_by") is None:
+            data["verify"].pop("set_by", None)  # unknown: written as before it was recorded
         return data
 
 

@@ -13,8 +13,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the board pulls in pydantic: imported when a command runs
-    from pathlib import Path
-
     from ..board.models import Problem, Task
     from ..board.store import TaskBoard
 from ..errors import Refused, UserError
@@ -90,6 +88,12 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--as", dest="owner", required=True, metavar="NAME")
     p.add_argument("--token", metavar="T", help="the claim token printed by `tasks claim`")
     p.add_argument("--result", default="", metavar="TEXT")
+    p.add_argument(
+        "--run-verify",
+        action="store_true",
+        help="run the task's verify command without asking, even one a model wrote "
+        "(without a terminal, such a verify is refused unless this is given)",
+    )
     p.set_defaults(handler=cmd_complete)
 
     p = acts.add_parser(
@@ -207,6 +211,7 @@ def cmd_add(args: argparse.Namespace) -> int:
             "expected_stdout": args.expect_stdout,
             "expected_stdout_file": args.expect_stdout_file,
             "expected_exit_code": args.expect_exit,
+            "set_by": "cli",
         }
     elif args.expect_stdout is not None or args.expect_stdout_file is not None:
         raise UserError("--expect-stdout/--expect-stdout-file need --verify-command")
@@ -290,30 +295,17 @@ def cmd_complete(args: argparse.Namespace) -> int:
     from .worktrees import land_from_cli
 
     if mine and token == task.claim_token and land_from_cli(args, task, token):
-        return 0
+        return 0  # (land_from_cli asks for a model-written verify first, as below)
     if task.verify is not None and mine and token == task.claim_token:
-        _run_verify(task, workdir_of(args))  # else complete() refuses with the reason
+        from .verify_cli import run_cli_verify
+
+        # else complete() refuses with the reason
+        run_cli_verify(task, workdir_of(args), args.run_verify)
     done = board.complete(args.id, args.owner, token, args.result)
     print(f"#{done.task.id} completed by {done.task.owner}")
     if done.unblocked:
         print(f"now claimable: {dag.ids_text(done.unblocked)}")
     return 0
-
-
-def _run_verify(task: Task, workdir: Path) -> None:
-    """Run the task's verify (the user typed the command: no approval); Refused if it fails."""
-    from ..errors import ToolError
-    from ..team.verify import check_verify
-
-    assert task.verify is not None
-    print(f"running verify: {task.verify.command}", flush=True)
-    try:
-        outcome = check_verify(task.verify, workdir)
-    except ToolError as exc:  # e.g. its expected_stdout_file is unreadable
-        raise Refused(f"task {task.id} not completed: {exc}") from None
-    if not outcome.passed:
-        raise Refused(f"task {task.id} not completed: {outcome.detail}")
-    print("verify passed")
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -486,7 +478,8 @@ def render_task(task: Task) -> str:
         )
         exit_text = f"exit {v.expected_exit_code}" if v.expected_exit_code is not None else ""
         expects = ", ".join(filter(None, [expect, exit_text])) or "nothing"
-        fields.append(("verify", f"{v.command}  (expects {expects})"))
+        by = f", set by {v.set_by}" if v.set_by else ""
+        fields.append(("verify", f"{v.command}  (expects {expects}{by})"))
     if task.description:
         fields.append(("description", task.description))
     return "\n".join(f"{k + ':':<13}{val}" for k, val in fields)

@@ -101,7 +101,9 @@ def where_of(args: argparse.Namespace) -> Any:
 
 def land_from_cli(args: argparse.Namespace, task: Any, token: str) -> bool:
     """`tasks complete` of a task that lives in a worktree: land it (its verify runs in the
-    worktree, no approval: the user typed the command). False when it has no worktree."""
+    worktree on the merged state, after the same approval as outside a worktree: a verify a
+    model wrote is shown and asked about, or needs --run-verify). False when it has no
+    worktree."""
     from ..errors import Refused, ToolError
     from ..gitrepo import GitError
 
@@ -111,6 +113,10 @@ def land_from_cli(args: argparse.Namespace, task: Any, token: str) -> bool:
         return False
     if not wt.enabled or wt.landing is None or not wt.is_ready(task.id):
         return False
+    if task.verify is not None:
+        from .verify_cli import approve_cli_verify
+
+        approve_cli_verify(task, wt.workdir, getattr(args, "run_verify", False))
     print(f"landing task #{task.id} from {wt.path(task.id).relative_to(wt.workdir)}", flush=True)
     try:
         landed = wt.landing.land(task, args.owner, token, args.result)

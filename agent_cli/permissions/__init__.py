@@ -1,8 +1,9 @@
 """Permissions: rules, modes, the plan gate hook, the approval broker and the audit log.
 
-policy.py holds the mode and the rules (rules.py parses them, shellsplit.py reads a command
-line, settings.py keeps saved ones); gate.py decides each tool call; broker.py hands questions
-to the human one at a time; audit.py records every decision.
+policy.py holds the mode and the rules (rules.py parses them, settings.py keeps saved ones);
+shell_analysis.py reads a command line (tree-sitter-bash) and shell_verdict.py judges it
+against the Bash rules; gate.py decides each tool call; broker.py hands questions to the
+human one at a time; audit.py records every decision.
 """
 
 from .audit import AuditLog

@@ -32,6 +32,7 @@ class ApprovalRequest:
     preview: str = ""  # the command, or a unified diff
     purpose: str = ""  # why ("task #3 verify"), when the caller knows
     suggested_rule: str = ""  # what "allow always" adds; "" = only "allow once" makes sense
+    reason: str = ""  # why it asks although a rule named the command ("asks because ...")
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 

@@ -27,7 +27,7 @@ from ..tools.paths import relative_target
 from .audit import AuditLog
 from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
 from .policy import PermissionPolicy
-from .shellsplit import parse_command
+from .shell_analysis import analyze
 
 PROTECTED_DIRS = frozenset({".agent-cli", ".tasks", ".team", ".git"})
 NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit",
@@ -41,6 +41,7 @@ class Decision:
     message: str = ""  # the tool result text when denied
     feedback: str = ""  # the human's words with a denial
     answer: str = ""  # allow_once / allow_always / deny when a human (or no one) was asked
+    reason: str = ""  # why it asked although a rule named the command (shell_verdict)
 
 
 class PermissionGate:
@@ -73,14 +74,19 @@ class PermissionGate:
     def _decide(self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str) -> Decision:
         kind = tool.permission
         noun = NOUNS.get(kind or "", f"{tool.name} call")
+        verdict = self.policy.judge_shell(target) if kind == "Bash" else None
         if kind is not None:
-            deny = self.policy.find("deny", kind, target)
+            deny = verdict.entry if verdict and verdict.effect == "deny" else None
+            if verdict is None:
+                deny = self.policy.find("deny", kind, target)
             if deny is not None:
+                why = f" ({verdict.reason})" if verdict and verdict.reason else ""
                 return Decision(
                     False,
                     deny.rule,
                     f"Denied by rule {deny.rule} ({deny.source}): {noun} "
-                    f"{_short(target)} was not run.",
+                    f"{_short(target)} was not run{why}.",
+                    reason=verdict.reason if verdict else "",
                 )
         if tool.read_hint:  # an MCP tool that says it only reads: deny rules alone apply
             return Decision(True, "read-only hint")
@@ -98,18 +104,28 @@ class PermissionGate:
                 f"Plan mode is on: the {noun} was not run. Read and plan only; the user will "
                 "switch modes when the plan is approved.",
             )
+        why = verdict.reason if verdict is not None and verdict.effect == "ask" else ""
         if mode == "bypassPermissions":
+            unseen = verdict.unseen if verdict is not None else ""
+            if unseen:  # deny rules win even here: what they might match does not run
+                return Decision(
+                    False, "mode bypassPermissions", f"Denied: the {noun} was not run: a deny "
+                    f"rule might match what it runs, because {unseen}.", reason=unseen
+                )
             return Decision(True, "mode bypassPermissions")
         guarded = kind in ("Write", "Edit") and is_protected(target)
         if mode == "acceptEdits" and kind in ("Write", "Edit") and not guarded:
             return Decision(True, "mode acceptEdits")
-        allow = None if guarded else self.policy.find("allow", kind, target)
+        if verdict is not None:
+            allow = verdict.entry if verdict.effect == "allow" else None
+        else:
+            allow = None if guarded else self.policy.find("allow", kind, target)
         if allow is not None:
             return Decision(True, allow.rule)
-        return self._ask(tool, args, ctx, target, noun)
+        return self._ask(tool, args, ctx, target, noun, why)
 
     def _ask(
-        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str, why: str = ""
     ) -> Decision:
         req = ApprovalRequest(
             agent=ctx.agent,
@@ -119,6 +135,7 @@ class PermissionGate:
             preview=self._preview(tool, args, ctx, target),
             purpose=_where(ctx),
             suggested_rule=suggest_rule(tool.permission or "", target),
+            reason=f"asks because {why}" if why else "",
         )
         answer = self.broker.ask(req, ctx.cancel)
         if answer.allowed:
@@ -127,13 +144,14 @@ class PermissionGate:
                     self.policy.add_rule(req.suggested_rule, "allow", save=answer.save)
                 except AgentCliError:
                     self.policy.add_rule(req.suggested_rule, "allow")  # settings unwritable
-            return Decision(True, answer.source, answer=answer.decision)
+            return Decision(True, answer.source, answer=answer.decision, reason=why)
         return Decision(
             False,
             answer.source,
-            _denial_text(answer, noun, target),
+            _denial_text(answer, noun, target, why),
             feedback=answer.feedback,
             answer=answer.decision,
+            reason=why,
         )
 
     def _target(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> str:
@@ -160,6 +178,8 @@ class PermissionGate:
             source=d.source,
             feedback=d.feedback,
             **({"answer": d.answer} if d.answer else {}),
+            **({"reason": d.reason} if d.reason else {}),
+            **({"purpose": ctx.purpose} if ctx.purpose else {}),
         )
         return d
 
@@ -174,7 +194,7 @@ def is_protected(target: str) -> bool:
 def suggest_rule(permission: str, target: str) -> str:
     """The rule "allow always" adds: the exact command or path; "" when none would match."""
     if permission == "Bash":
-        if parse_command(target).simple and "*" not in target and "\n" not in target:
+        if analyze(target).simple and "*" not in target and "\n" not in target:
             return f"Bash({target.strip()})"
         return ""
     if permission == "Mcp":
@@ -186,12 +206,13 @@ def suggest_rule(permission: str, target: str) -> str:
     return ""
 
 
-def _denial_text(answer: ApprovalAnswer, noun: str, target: str) -> str:
+def _denial_text(answer: ApprovalAnswer, noun: str, target: str, why: str = "") -> str:
     if answer.source == "headless":
         extra = answer.feedback.strip() or "Only calls allowed by a rule (--allow) can run."
+        because = f" It needed a human because {why}." if why else ""
         return (
             f"Denied: no human was available to approve this {noun} ({_short(target)}); "
-            f"this run is headless. {extra}"
+            f"this run is headless.{because} {extra}"
         )
     if answer.source == "interrupted":
         return f"Interrupted by the user: the {noun} was not run."

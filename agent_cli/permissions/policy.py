@@ -16,7 +16,8 @@ from typing import Literal, cast
 from ..errors import UserError
 from .rules import InvalidRule, Rule, parse_rule
 from .settings import default_settings_path, load_rules, update_rule
-from .shellsplit import parse_command
+from .shell_analysis import analyze
+from .shell_verdict import ShellVerdict, judge
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 Effect = Literal["allow", "deny"]
@@ -150,9 +151,19 @@ class PermissionPolicy:
             return removed
 
     def find(self, effect: str, permission: str, target: str) -> RuleEntry | None:
-        """The first rule of `effect` that matches a call of kind `permission` on `target`."""
-        cmd = parse_command(target) if permission == "Bash" else None
+        """The first rule of `effect` that decides a call of kind `permission` on `target`
+        (for Bash, the rule judge_shell names when it allows or denies)."""
+        if permission == "Bash":
+            verdict = self.judge_shell(target)
+            return verdict.entry if verdict.effect == effect else None
         for entry in self.rules():
-            if entry.effect == effect and entry.parsed.matches(permission, target, effect, cmd):
+            if entry.effect == effect and entry.parsed.matches(permission, target, effect):
                 return entry
         return None
+
+    def judge_shell(self, command: str) -> ShellVerdict:
+        """Allow, deny or ask for a shell command line under the Bash rules (shell_verdict)."""
+        entries = [e for e in self.rules() if e.parsed.covers("Bash", e.effect)]
+        allows = [e for e in entries if e.effect == "allow"]
+        denies = [e for e in entries if e.effect == "deny"]
+        return judge(analyze(command), allows, denies)

@@ -12,8 +12,8 @@ Forms:
 
 Which tools a rule covers: an allow rule `Edit(...)` covers edit_file and write_file (any file
 change); `Write(...)` covers write_file only. A deny rule of either family covers both
-(deny is meant to be broad). Allow rules with a specifier match a single simple command
-only (see shellsplit); deny rules match any part of a compound command.
+(deny is meant to be broad). How a shell command line is matched against Bash rules (every
+command it runs, through wrappers and code given to shells) is shell_verdict's job.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from functools import cached_property
 from typing import Literal
 
 from ..errors import UserError
-from .shellsplit import ShellCommand, parse_command
+from .shell_analysis import ShellAnalysis, analyze
+from .shell_verdict import judge
 
 Family = Literal["Bash", "Write", "Edit", "Read"]
 FAMILIES: tuple[str, ...] = ("Bash", "Write", "Edit", "Read")
@@ -60,12 +61,11 @@ class Rule:
         return effect == "deny" and {self.family, permission} == {"Write", "Edit"}
 
     def matches(
-        self, permission: str, target: str, effect: str = "allow", cmd: ShellCommand | None = None
+        self, permission: str, target: str, effect: str = "allow", cmd: ShellAnalysis | None = None
     ) -> bool:
-        """Does this rule match a call of kind `permission` on `target` (command or path)?
-
-        `cmd` may carry parse_command(target) already, when matching many rules.
-        """
+        """Does this rule, alone, decide a call of kind `permission` on `target` (command or
+        path)? For Bash: allow = it auto-allows the whole line; deny = it matches something
+        the line runs. `cmd` may carry analyze(target) already."""
         if not self.covers(permission, effect):
             return False
         if self.spec is None:
@@ -73,19 +73,24 @@ class Rule:
         if self.family == "Mcp":
             return mcp_matches(self.spec, target)
         if self.family == "Bash":
-            return self._matches_command(cmd or parse_command(target), effect)
+            return self._matches_command(cmd or analyze(target), effect)
         assert self.path_regex is not None
         return bool(self.path_regex.fullmatch(target))
 
-    def _matches_command(self, cmd: ShellCommand, effect: str) -> bool:
+    def _matches_command(self, cmd: ShellAnalysis, effect: str) -> bool:
+        entry = _Alone(self.text, self)
         if effect == "allow":
-            return cmd.words is not None and self._words_match(cmd.words)
-        return any(self._words_match(part) for part in cmd.parts)
+            return judge(cmd, [entry], []).effect == "allow"
+        return judge(cmd, [], [entry]).effect == "deny"
 
-    def _words_match(self, words: tuple[str, ...]) -> bool:
-        if self.prefix:
-            return words[: len(self.words)] == self.words
-        return words == self.words
+
+@dataclass(frozen=True)
+class _Alone:
+    """A rule standing in for a RuleEntry when it is matched on its own."""
+
+    rule: str
+    parsed: Rule
+    source: str = ""
 
 
 def glob_to_regex(pattern: str) -> str:
@@ -125,12 +130,14 @@ def _bash_rule(text: str, spec: str) -> Rule:
         raise InvalidRule(
             f"invalid rule {text!r}: a Bash rule may only end with ' *' or ':*' as a wildcard"
         )
-    cmd = parse_command(body)
-    if cmd.words is None:
+    cmd = analyze(body)
+    strict = [f for f in cmd.findings if f.strict]
+    run = cmd.runs[0].written if len(cmd.runs) == 1 else None
+    if strict or run is None or not run.complete or run.redirects or run.assigns or not run.words:
         raise InvalidRule(
             f"invalid rule {text!r}: a Bash rule names one simple command ({cmd.reason})"
         )
-    return Rule(text, "Bash", spec, prefix=prefix, words=cmd.words)
+    return Rule(text, "Bash", spec, prefix=prefix, words=run.words)
 
 
 def _path_rule(text: str, family: str, spec: str) -> Rule:

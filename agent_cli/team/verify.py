@@ -1,12 +1,13 @@
 """Host-verified completion: a task with a `verify` completes only when its check passes.
 
 The verify command goes through the same permission gate as any shell run (the human is asked
-where the rules say so; the approval's purpose reads "task #3 verify"), then runs in the
-workdir through the shell tool's runner (its own process group, stopped by the caller's cancel
-event or the timeout). `check_verify` is the comparison alone, for `agent-cli tasks complete`,
-whose user typed the command and so approved it. The stripped stdout is compared with the
-expectation (inline or from a file), the exit code with the expected one. Saying "done"
-completes nothing.
+where the rules say so; the approval's purpose reads "task #3 verify, written by alice"), then
+runs in the workdir through the shell tool's runner (its own process group, stopped by the
+caller's cancel event or the timeout). Every verify decision is also recorded in the audit log
+with who wrote the command (`record_verify`). `check_verify` is the comparison alone; the
+command line (`agent-cli tasks complete`) asks its own question first (commands/verify_cli.py).
+The stripped stdout is compared with the expectation (inline or from a file), the exit code
+with the expected one. Saying "done" completes nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..tools.shell import run_process, shell_tool
 
 if TYPE_CHECKING:
     from ..board.models import Task, Verify
+    from ..permissions.audit import AuditLog
     from ..runtime import Runtime
 
 VERIFY_TIMEOUT_S = 120.0
@@ -90,14 +92,39 @@ def check_verify(
     return VerifyOutcome(True, f"`{verify.command}` passed")
 
 
+def verify_purpose(task: Task) -> str:
+    """"task #3 verify" plus who wrote the command, for the approval and the audit."""
+    assert task.verify is not None
+    who = task.verify.set_by or "an unknown writer (an older task file)"
+    return f"task #{task.id} verify, written by {who}"
+
+
+def record_verify(
+    audit: AuditLog, task: Task, agent: str, allowed: bool, source: str, detail: str = ""
+) -> None:
+    """One audit line per verify decision: what runs, for which task, and who wrote it."""
+    assert task.verify is not None
+    audit.record(
+        agent=agent,
+        tool="verify",
+        input={"task_id": task.id, "command": task.verify.command},
+        decision="allow" if allowed else "deny",
+        source=source,
+        verify_set_by=task.verify.set_by or "unknown",
+        purpose=f"task #{task.id} verify",
+        **({"feedback": detail} if detail else {}),
+    )
+
+
 def ask_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> VerifyOutcome | None:
-    """The gate's answer for running the task's verify (purpose "task #N verify"): None when
-    it may run, else the refusal as an outcome."""
+    """The gate's answer for running the task's verify (purpose "task #N verify, written by
+    X"), recorded in the audit log: None when it may run, else the refusal as an outcome."""
     assert task.verify is not None
     shell = shell_tool()
     args = shell.parse({"command": task.verify.command})
-    vctx = replace(ctx, purpose=f"task #{task.id} verify")
+    vctx = replace(ctx, purpose=verify_purpose(task))
     decision = (gate or runtime.gate).check(shell, args, vctx)
+    record_verify(runtime.audit, task, ctx.agent, decision.allowed, decision.source)
     if not decision.allowed:
         return VerifyOutcome(False, f"verify command was not run: {decision.message}", True)
     return None

@@ -125,11 +125,14 @@ def _touch_teammate(rt: Runtime, name: str) -> None:
 def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
     check_pairing(rt.roster, args.assignee, args.role)
+    verify = args.verify
+    if verify is not None:  # the model wrote it, whatever it says about itself
+        verify = verify.model_copy(update={"set_by": ctx.agent})
     task = rt.board.create(
         args.subject,
         args.description,
         args.blocked_by,
-        args.verify,
+        verify,
         actor=ctx.agent,
         assignee=args.assignee,
         role=args.role,

@@ -1,9 +1,11 @@
 """Showing an approval request and reading the human's answer.
 
 `approval_panel` says who asks and why ("alice wants to run `python main.py` — task #3
-verify"), shows the command or a coloured diff, and the three choices. `ApprovalPrompter`
-reads one key (1/2/3; esc or Ctrl-C means no) and, for "no", what the agent should do differently.
-Only the UI thread calls it: no agent has a tool that answers a permission prompt.
+verify"), why a rule that names the command could not allow it ("asks because `bash -c`
+runs code the rules cannot see"), shows the command or a coloured diff, and the three choices.
+`ApprovalPrompter` reads one key (1/2/3; esc or Ctrl-C means no) and, for "no", what the
+agent should do differently. Only the UI thread calls it: no agent has a tool that answers a
+permission prompt.
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ def choices(req: Any) -> Text:
 
 def approval_panel(req: Any, queued: int = 0, why: str = "") -> Panel:
     parts: list[Any] = [headline(req, why)]
+    reason = getattr(req, "reason", "")
+    if reason:  # a rule named the command, but cannot allow it: say why
+        parts.append(Text(reason, style="yellow"))
     preview = preview_text(req)
     if preview is not None:
         parts.append(Text(""))

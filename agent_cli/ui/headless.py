@@ -63,6 +63,7 @@ class HeadlessDenials:
                     self.items.append({
                         "agent": req.agent, "tool": req.tool, "target": req.summary,
                         "rule": req.suggested_rule, "purpose": req.purpose,
+                        **({"reason": req.reason} if req.reason else {}),
                     })
 
     def snapshot(self) -> list[dict[str, Any]]:
