@@ -184,6 +184,10 @@ def runtime_config(args: argparse.Namespace):
 
     config.lease_s = getattr(args, "lease", None) or lease_from_env(os.environ)
     config.session = session_ref(args)
+
+    from .models.retry import RetryPolicy
+
+    config.retry = RetryPolicy.from_env(os.environ)  # a bad value is one clear line, exit 2
     compact_at = getattr(args, "compact_at", None) or compact_at_from_env(os.environ)
     if compact_at is not None:
         config.compact_threshold_tokens = compact_at

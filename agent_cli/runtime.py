@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .events import EventBus
 from .models.base import Model
+from .models.retry import RetryPolicy
 from .wakeup import ChangeSignal
 
 
@@ -32,6 +33,8 @@ class RuntimeConfig:
     compact_threshold_tokens: int = 100_000
     lease_s: float | None = None  # claim lease (None: $AGENT_CLI_LEASE_S, else 10 minutes)
     session: str | None = None  # None: no session; "new"; "continue"; or a session id
+    # How model calls are retried (lead and teammates); None: defaults + AGENT_CLI_RETRY_*.
+    retry: RetryPolicy | None = None
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -93,6 +96,12 @@ class Runtime:
 
             self._team = Team(self)
         return self._team
+
+    def retry_policy(self) -> RetryPolicy:
+        """The configured retry policy, else the defaults with AGENT_CLI_RETRY_* applied."""
+        import os
+
+        return self.config.retry or RetryPolicy.from_env(os.environ)
 
     def model_spec(self, spec: str | None = None) -> str:
         from .models.registry import resolve_spec

@@ -16,12 +16,12 @@ tool-input JSON and the rest of the response would be lost. Each content block b
   block is cut, left out of the message, and named in ResponseDone.truncated_tool.
 
 Prompt caching: cache_control {"type": "ephemeral"} on the system block and the last tool.
-Failures: the SDK retries 408/409/429/5xx/529 and connection errors itself (backoff,
-retry-after honoured); what it gives up on is mapped to errors.RateLimited, Overloaded,
-AuthFailed, BadRequest or ConnectionFailed -- also an `error` event mid-stream. No SDK or
-httpx exception type leaves this module. Cancel: a watcher closes the HTTP stream when the
-event is set, and the stream raises errors.Interrupted (a retry sleep inside the SDK is not
-interruptible; the cancel takes effect when it returns).
+Failures are mapped to errors.RateLimited, Overloaded, AuthFailed, BadRequest or
+ConnectionFailed -- also an `error` event mid-stream -- carrying the server's retry-after
+(`retry-after-ms` / `retry-after`) and its `x-should-retry` verdict. The SDK's own retries are
+off (max_retries=0): agent/retry.py retries for every model, visibly and cancellably, so the
+two never double up. No SDK or httpx exception type leaves this module. Cancel: a watcher
+closes the HTTP stream when the event is set, and the stream raises errors.Interrupted.
 """
 
 from __future__ import annotations
@@ -94,9 +94,8 @@ def make_client(max_retries: int | None = None) -> Any:
 
     import anthropic
 
-    kwargs: dict[str, Any] = {}
-    if max_retries is not None:
-        kwargs["max_retries"] = max_retries
+    # agent/retry.py does the retrying (visible, cancellable); 0 keeps the SDK from doubling it
+    kwargs: dict[str, Any] = {"max_retries": 0 if max_retries is None else max_retries}
     has_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
     if not has_key and os.environ.get("ANTHROPIC_BASE_URL"):
         kwargs["api_key"] = LOCAL_PLACEHOLDER_KEY
@@ -331,7 +330,36 @@ def _status_error(exc: Any) -> errors.ModelError:
         else:
             cls = errors.ModelError
     where = f"HTTP {status}" if status and status != 200 else "mid-stream"
-    return cls(f"{err_type or cls.kind} ({where}): {message}")
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    verdict = str(headers.get("x-should-retry", "")).lower()
+    retryable = {"true": True, "false": False}.get(verdict)
+    return cls(
+        f"{err_type or cls.kind} ({where}): {message}",
+        retry_after=retry_after_s(headers),
+        retryable=retryable,
+    )
+
+
+def retry_after_s(headers: Any) -> float | None:
+    """The server's wait in seconds from `retry-after-ms` or `retry-after` (seconds or an
+    HTTP date), else None."""
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000)
+        raw = headers.get("retry-after")
+        if raw is None:
+            return None
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            import email.utils
+            import time
+
+            when = email.utils.parsedate_to_datetime(str(raw)).timestamp()
+            return max(0.0, when - time.time())
+    except (TypeError, ValueError, AttributeError):
+        return None
 
 
 def _abort(raw: Any) -> None:
