@@ -136,7 +136,7 @@ def stream_with_retries(
             if cancel.is_set():
                 raise Interrupted("interrupted") from None
             if not retrier.wait(exc):
-                note = retrier.gave_up()
+                note = retrier.gave_up() if exc.retryable else ""
                 if note:
                     exc.args = (f"{exc}{note}",)
                 raise
