@@ -15,6 +15,7 @@ from pathlib import Path
 from .events import EventBus
 from .models.base import Model
 from .models.retry import RetryPolicy
+from .retrystatus import RetryStatus
 from .wakeup import ChangeSignal
 
 
@@ -58,6 +59,8 @@ class Runtime:
         self.tasks_dir = self.workdir / ".tasks"
         self.team_dir = self.workdir / ".team"
         self.events = EventBus()
+        self.retries = RetryStatus()  # who waits to retry a model call (toolbar, /team)
+        self.events.subscribe(self.retries.on_event)
         self.changes = ChangeSignal()
         self.roster = Roster(self.team_dir, team_name=self.config.team_name)
         self.board = TaskBoard(
