@@ -15,7 +15,10 @@ tool-input JSON and the rest of the response would be lost. Each content block b
   tool_result) -- unless the response stopped on max_tokens inside that last block: then the
   block is cut, left out of the message, and named in ResponseDone.truncated_tool.
 
-Prompt caching: cache_control {"type": "ephemeral"} on the system block and the last tool.
+Prompt caching: cache_control {"type": "ephemeral"} on the last tool, the system block and the
+last block of the last message (three of the four breakpoints the API allows): the tools and
+system prompt are a cache read on every request of an agent after its first, and each request
+reads the conversation its previous one wrote.
 Failures are mapped to errors.RateLimited, Overloaded, AuthFailed, BadRequest or
 ConnectionFailed -- also an `error` event mid-stream -- carrying the server's retry-after
 (`retry-after-ms` / `retry-after`) and its `x-should-retry` verdict. The SDK's own retries are
@@ -110,10 +113,15 @@ def make_client(max_retries: int | None = None) -> Any:
 
 def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
     """The SDK keyword arguments for one request, with prompt-cache breakpoints."""
+    messages = [_message_param(m) for m in request.messages]
+    if messages and messages[-1]["content"]:
+        # the conversation so far: the next request of this agent reads it from the cache
+        last = messages[-1]["content"][-1]
+        messages[-1]["content"][-1] = {**last, "cache_control": EPHEMERAL}
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
-        "messages": [_message_param(m) for m in request.messages],
+        "messages": messages,
     }
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
