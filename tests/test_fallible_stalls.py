@@ -48,7 +48,7 @@ def test_a_teammate_that_forgets_complete_task_is_reminded_twice_then_reported(w
         assert f'<host-reminder task_id="{task_id}" n="{n}" of="2">' in reminder
         assert f"claim_token {token}" in reminder
         assert "complete_task" in reminder and "send_message to the lead" in reminder
-    said = f'alice ended 3 turns without completing #1 "A"; it stays in progress with alice'
+    said = 'alice ended 3 turns without completing #1 "A"; it stays in progress with alice'
     assert said in lead_inbox(crew, stub)  # the lead's follow-up turn read the report
     assert report["outcome"] == "unfinished" and code == 1
     assert report["unfinished"] == [{"id": 1, "subject": "A", "status": "pending",
