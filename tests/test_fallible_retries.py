@@ -192,3 +192,31 @@ def test_the_sdk_does_not_retry_on_its_own(monkeypatch):
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
     assert make_client().max_retries == 0
+
+
+def test_a_wait_past_the_budget_or_a_final_answer_is_not_retried():
+    from agent_cli.errors import AuthFailed, Overloaded
+    from agent_cli.models.retry import Retrier
+
+    cancel = threading.Event()
+    seen = []
+    retrier = Retrier(RetryPolicy(attempts=8, budget_s=5.0, base_s=0.001), cancel, seen.append)
+    assert not retrier.wait(Overloaded("busy", retry_after=60))  # longer than the budget
+    assert not retrier.wait(AuthFailed("bad key"))  # never worth a retry
+    assert not retrier.wait(Overloaded("busy", retryable=False))  # x-should-retry: false
+    assert seen == []
+    assert retrier.wait(Overloaded("busy"))  # a plain overload is
+    assert [i.attempt for i in seen] == [1]
+
+
+def test_retry_settings_from_the_environment():
+    from agent_cli.errors import UserError
+
+    env = {"AGENT_CLI_RETRY_ATTEMPTS": "3", "AGENT_CLI_RETRY_BUDGET_S": "9.5",
+           "AGENT_CLI_RETRY_BASE_S": "0.2"}
+    assert RetryPolicy.from_env(env) == RetryPolicy(attempts=3, budget_s=9.5, base_s=0.2)
+    assert RetryPolicy.from_env({}) == RetryPolicy(attempts=8, budget_s=90.0, base_s=1.0)
+    for bad in ({"AGENT_CLI_RETRY_ATTEMPTS": "0"}, {"AGENT_CLI_RETRY_BASE_S": "-1"},
+                {"AGENT_CLI_RETRY_BUDGET_S": "inf"}, {"AGENT_CLI_RETRY_BUDGET_S": "nan"}):
+        with pytest.raises(UserError):
+            RetryPolicy.from_env(bad)
