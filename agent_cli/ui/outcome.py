@@ -52,26 +52,30 @@ class Known:
 def explain(runtime: Any, task_ids: list[int]) -> Known:
     """Why each of `task_ids` is not completed, read while the team is still running."""
     known = Known()
+    runtime.team.status.flush(1.0)  # the roster's idle reasons as the teammates last set them
     snap = runtime.board.snapshot()
     by_id = {t.id: t for t in snap.tasks}
     members = {m.name: m for m in runtime.roster.members()}
     live = set(runtime.team.running())
+    busy = {n for n in live if not runtime.team.teammate(n).is_quiet()}
     released = _last_release(runtime.board.events())
     for task_id in task_ids:
         task = by_id.get(task_id)
         if task is None or task.status == "completed":
             continue
         known.owner[task_id] = task.owner
-        known.reason[task_id] = _reason(task, by_id, members, live, released.get(task_id))
+        known.reason[task_id] = _reason(task, by_id, members, live, busy,
+                                        released.get(task_id))
     return known
 
 
-def _reason(task: Any, by_id: dict, members: dict, live: set[str], release: Any) -> str:
+def _reason(task: Any, by_id: dict, members: dict, live: set[str], busy: set[str],
+            release: Any) -> str:
     if task.status == "in_progress":
         member = members.get(task.owner)
         if task.owner not in live:
             return f"held by {task.owner}, who is not running"
-        if member is not None and member.status == "working":
+        if task.owner in busy or (member is not None and member.status == "working"):
             return f"{task.owner} is still working on it"
         why = _HOLDS.sub("", (member.idle_reason if member else "") or "")
         return why or "in progress, not completed"
