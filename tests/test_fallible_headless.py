@@ -14,7 +14,7 @@ from stub_server import Fault, Reply, StubServer
 from test_e2e_claude_support import MODEL, cli_command, cli_env
 from test_fallible_support import Crew, assert_all_valid, complete
 
-WAIT = 10.0
+WAIT = 30.0  # a CLI process on a busy machine
 
 
 def start(workdir: Path, stub: StubServer, *extra: str, env: dict | None = None):

@@ -179,6 +179,10 @@ class EventView:
     def _teammate_text(self, event: Event) -> bool:
         """Buffer a teammate's streamed text and, with /verbose, print each line once it is
         complete; True when the event needs nothing else printed."""
+        if isinstance(event, RetryWait):  # the failed attempt's text is streamed again
+            with self._lock:
+                self._partial.pop(event.agent, None)
+            return False
         if isinstance(event, TextDeltaEvent):
             with self._lock:
                 text = self._partial.get(event.agent, "") + event.text
