@@ -220,3 +220,17 @@ def test_retry_settings_from_the_environment():
                 {"AGENT_CLI_RETRY_BUDGET_S": "inf"}, {"AGENT_CLI_RETRY_BUDGET_S": "nan"}):
         with pytest.raises(UserError):
             RetryPolicy.from_env(bad)
+
+
+def test_retry_after_headers_in_every_spelling_the_api_uses():
+    import email.utils
+    import time
+
+    from agent_cli.models.retry import retry_after_s
+
+    assert retry_after_s({"retry-after-ms": "1500"}) == 1.5
+    assert retry_after_s({"retry-after": "7"}) == 7.0
+    later = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 <= retry_after_s({"retry-after": later}) <= 31
+    assert retry_after_s({"retry-after": "soon"}) is None
+    assert retry_after_s({}) is None

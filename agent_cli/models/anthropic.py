@@ -50,6 +50,7 @@ from .base import (
     Usage,
     check_cancel,
 )
+from .retry import retry_after_s
 
 EPHEMERAL = {"type": "ephemeral"}
 LOCAL_PLACEHOLDER_KEY = "agent-cli-local"
@@ -343,31 +344,9 @@ def _status_error(exc: Any) -> errors.ModelError:
     retryable = {"true": True, "false": False}.get(verdict)
     return cls(
         f"{err_type or cls.kind} ({where}): {message}",
-        retry_after=retry_after_s(headers),
+        retry_after=retry_after_s(headers),  # models/retry.py
         retryable=retryable,
     )
-
-
-def retry_after_s(headers: Any) -> float | None:
-    """The server's wait in seconds from `retry-after-ms` or `retry-after` (seconds or an
-    HTTP date), else None."""
-    try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return max(0.0, float(ms) / 1000)
-        raw = headers.get("retry-after")
-        if raw is None:
-            return None
-        try:
-            return max(0.0, float(raw))
-        except ValueError:
-            import email.utils
-            import time
-
-            when = email.utils.parsedate_to_datetime(str(raw)).timestamp()
-            return max(0.0, when - time.time())
-    except (TypeError, ValueError, AttributeError):
-        return None
 
 
 def _abort(raw: Any) -> None:

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import Interrupted, ModelError, UserError
 
@@ -107,3 +108,24 @@ class Retrier:
             return ""
         spent = time.monotonic() - self.started
         return f" (gave up after {self.attempt} attempts in {spent:.0f} s)"
+
+
+def retry_after_s(headers: Any) -> float | None:
+    """The server's wait in seconds from `retry-after-ms` or `retry-after` (seconds or an
+    HTTP date), else None."""
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000)
+        raw = headers.get("retry-after")
+        if raw is None:
+            return None
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            import email.utils
+
+            when = email.utils.parsedate_to_datetime(str(raw)).timestamp()
+            return max(0.0, when - time.time())
+    except (TypeError, ValueError, AttributeError):
+        return None
