@@ -3,8 +3,9 @@
 Lifecycle: WORK -> IDLE -> WORK ... -> SHUTDOWN (or FAILED). This module owns the thread and
 a turn of work: its content comes from the idle check (idle.py), the pre-call hook takes in
 protocol messages before every model call (protocol_inbox.py), and after the turn the
-teammate shuts down on an accepted request, fails on a model error, or reports a task it
-holds but could not finish because of a denial (endings.py). Status, tokens and denials are
+teammate shuts down on an accepted request, fails on a model error, reports a task it
+holds but could not finish because of a denial or a failed verify (endings.py), or reminds
+itself of a held task it left unfinished and unreported, then tells the lead (stall.py). Status, tokens and denials are
 tracked in tracking.py. The layers stack as Tracking <- Endings <- ProtocolInbox <- IdleLoop
 <- Teammate; Teammate.__init__ sets up the state they share.
 """
