@@ -134,6 +134,7 @@ class IdleLoop(ProtocolInbox):
                 self.stalls.hold_reason(held)
                 or self._denial
                 or self.stalls.blocker
+                or self.stalls.plan_refusal
                 or "waiting for a message (the task is not completed)"
             )
             return "idle", f"holds #{held.id}: {why}"

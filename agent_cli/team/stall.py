@@ -45,13 +45,14 @@ class StallGuard:
     name: str
     blocker: str | None = None  # why this turn could not finish its task (e.g. failed verify)
     told_lead: bool = False  # the teammate messaged the lead itself this turn
+    plan_refusal: str | None = None  # the plan gate refused a call: it must submit a plan
     _reminders: dict[str, int] = field(default_factory=dict)  # claim_token -> reminders sent
     _endings: dict[str, int] = field(default_factory=dict)  # claim_token -> unfinished endings
     _given_up: dict[str, str] = field(default_factory=dict)  # claim_token -> report text
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def begin_turn(self) -> None:
-        self.blocker, self.told_lead = None, False
+        self.blocker, self.told_lead, self.plan_refusal = None, False, None
 
     def note_blocked(self, why: str) -> None:
         self.blocker = why

@@ -5,9 +5,10 @@ a turn of work: its content comes from the idle check (idle.py), the pre-call ho
 protocol messages before every model call (protocol_inbox.py), and after the turn the
 teammate shuts down on an accepted request, fails on a model error, reports a task it
 holds but could not finish because of a denial or a failed verify (endings.py), or reminds
-itself of a held task it left unfinished and unreported, then tells the lead (stall.py). Status, tokens and denials are
-tracked in tracking.py. The layers stack as Tracking <- Endings <- ProtocolInbox <- IdleLoop
-<- Teammate; Teammate.__init__ sets up the state they share.
+itself of a held task it left unfinished and unreported, then tells the lead (stall.py).
+Status, tokens and denials are tracked in tracking.py. The layers stack as Tracking <-
+Endings <- ProtocolInbox <- IdleLoop <- Teammate; Teammate.__init__ sets up the state they
+share.
 """
 
 from __future__ import annotations
@@ -163,10 +164,13 @@ class Teammate(IdleLoop):
 
     def _turn_reported(self) -> bool:
         """This turn said why its task is not done: a denial, a failed verify, a message to
-        the lead, or a plan that keeps it from working (pending, rejected, lost, expired)."""
-        if self._denial or self.stalls.blocker or self.stalls.told_lead:
+        the lead, a plan-gate refusal, or a plan that keeps it from working (pending,
+        rejected, lost, expired)."""
+        stalls = self.stalls
+        if self._denial or stalls.blocker or stalls.told_lead or stalls.plan_refusal:
             return True
-        return self._hold_reason(None) is not None
+        hold = self._hold_reason(self._held())
+        return hold is not None and not hold[1].startswith("holds #")  # a plan state
 
     def _after_stall(self, held, stop_reason: str) -> None:
         action = self.stalls.after_turn(held, stop_reason, self._turn_reported())

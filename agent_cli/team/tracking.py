@@ -133,6 +133,9 @@ class TrackingGate:
             decision = self._gate.check(tool, args, ctx)
         if not decision.allowed:
             self._teammate.note_denial(tool, decision)
+            if decision.source == "plan":  # told to get a plan approved: not a stall
+                first = (decision.message or "plan approval required").splitlines()[0]
+                self._teammate.stalls.plan_refusal = first[:160]
         return decision
 
     def __getattr__(self, name: str):
