@@ -20,8 +20,8 @@ from . import __version__
 from .errors import AgentCliError, UserError
 
 EXIT_CODES = """exit codes:
-  0  success
-  1  failure (a test of the team timed out, a model error, an interrupted run,
+  0  success (headless: every task the run created or claimed is completed)
+  1  failure (headless: tasks left unfinished, a --wait timeout, a model error;
      or the reader of our output closed the pipe early, e.g. `| head -1`)
   2  usage error (bad option, invalid name or input)
   3  not found (no such task, teammate or request)
@@ -188,6 +188,10 @@ def runtime_config(args: argparse.Namespace):
 
     config.lease_s = getattr(args, "lease", None) or lease_from_env(os.environ)
     config.session = session_ref(args)
+
+    from .models.retry import RetryPolicy
+
+    config.retry = RetryPolicy.from_env(os.environ)  # a bad value is one clear line, exit 2
     compact_at = getattr(args, "compact_at", None) or compact_at_from_env(os.environ)
     if compact_at is not None:
         config.compact_threshold_tokens = compact_at

@@ -59,10 +59,20 @@ class ToolError(AgentCliError):
 
 
 class ModelError(AgentCliError):
-    """A model/API failure after the SDK's own retries. `kind` names the category."""
+    """A model/API failure. `kind` names the category; `retryable` says whether waiting and
+    sending the same request again may help (agent/retry.py decides); `retry_after` is the
+    server's wait in seconds when it named one."""
 
     kind = "model"
     retryable = False
+
+    def __init__(
+        self, message: str = "", retry_after: float | None = None, retryable: bool | None = None
+    ) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        if retryable is not None:
+            self.retryable = retryable
 
 
 class RateLimited(ModelError):

@@ -103,6 +103,26 @@ class StatusEvent(Event):
 
 
 @dataclass(frozen=True)
+class RetryWait(Event):
+    """A model call failed with a transient error; the agent waits `delay_s`, then sends
+    attempt `attempt + 1` of `attempts` (models/retry.py). `until` is time.monotonic()."""
+
+    attempt: int
+    attempts: int
+    delay_s: float
+    error_kind: str
+    message: str
+    until: float = 0.0
+
+    def describe(self, now: float | None = None) -> str:
+        """'retrying in 4 s (overloaded, attempt 3/8)', counting down when `now` is given."""
+        left = self.delay_s if now is None else max(0.0, self.until - now)
+        shown = f"{left:.0f} s" if left >= 1 else f"{left:.1f} s"
+        attempt = f"attempt {self.attempt + 1}/{self.attempts}"
+        return f"retrying in {shown} ({self.error_kind}, {attempt})"
+
+
+@dataclass(frozen=True)
 class Notice(Event):
     """Anything else worth one line to the user."""
 

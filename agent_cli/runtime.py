@@ -14,6 +14,8 @@ from pathlib import Path
 
 from .events import EventBus
 from .models.base import Model
+from .models.retry import RetryPolicy
+from .retrystatus import RetryStatus
 from .wakeup import ChangeSignal
 
 
@@ -33,6 +35,8 @@ class RuntimeConfig:
     lease_s: float | None = None  # claim lease (None: $AGENT_CLI_LEASE_S, else 10 minutes)
     session: str | None = None  # None: no session; "new"; "continue"; or a session id
     worktrees: str | None = None  # "on" / "off" (--worktrees); None: settings, else auto
+    # How model calls are retried (lead and teammates); None: defaults + AGENT_CLI_RETRY_*.
+    retry: RetryPolicy | None = None
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -56,6 +60,8 @@ class Runtime:
         self.tasks_dir = self.workdir / ".tasks"
         self.team_dir = self.workdir / ".team"
         self.events = EventBus()
+        self.retries = RetryStatus()  # who waits to retry a model call (toolbar, /team)
+        self.events.subscribe(self.retries.on_event)
         self.changes = ChangeSignal()
         self.roster = Roster(self.team_dir, team_name=self.config.team_name)
         self.board = TaskBoard(
@@ -107,6 +113,12 @@ class Runtime:
                 if self._worktrees.landing is not None:
                     self._worktrees.landing.resume()  # a landing a killed run left
         return self._worktrees
+
+    def retry_policy(self) -> RetryPolicy:
+        """The configured retry policy, else the defaults with AGENT_CLI_RETRY_* applied."""
+        import os
+
+        return self.config.retry or RetryPolicy.from_env(os.environ)
 
     def model_spec(self, spec: str | None = None) -> str:
         from .models.registry import resolve_spec

@@ -12,6 +12,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # A conversation our loop would have to repair before a request fails the test (and the
     # CLI subprocesses, which inherit it) instead of being fixed quietly: agent/agent.py.
     os.environ.setdefault("AGENT_CLI_STRICT_CONVERSATION", "1")
+    # Model retries keep their real backoff code but wait milliseconds (models/retry.py);
+    # a server's retry-after is still honoured as sent.
+    os.environ.setdefault("AGENT_CLI_RETRY_BASE_S", "0.005")
 
 
 @pytest.fixture

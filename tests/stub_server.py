@@ -26,10 +26,18 @@ token in an `<auto-claimed-task>` block; see tests/test_e2e_claude_support.py). 
 that raises is answered 500 (x-should-retry: false) and its error kept in `.responder_errors`.
 `.served` records (request body, usage sent) for every successful reply, so a test can check
 what the client counted.
+
+Prompt caching (`StubServer(model_cache=True)`): the request is read as the API reads it --
+tools, then system blocks, then each message's content blocks -- and every block carrying
+cache_control writes the prefix up to it into the stub's cache. A later request whose
+prefix, up to some block at or before its last breakpoint, was written before reads it:
+`cache_read_input_tokens` for that part, `cache_creation_input_tokens` for the rest up to its
+last breakpoint, `input_tokens` for what follows (tokens estimated at 4 characters each).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import struct
@@ -115,8 +123,11 @@ class StubServer:
         default: Reply | None = None,
         api_key: str | None = None,
         responder: Responder | None = None,
+        model_cache: bool = False,
     ) -> None:
         self.default = default
+        self.model_cache = model_cache
+        self._cache: set[str] = set()
         self.api_key = api_key  # None: any x-api-key/authorization accepted (one is required)
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
@@ -200,6 +211,40 @@ class StubServer:
         with self._cond:
             self.served.append((body, usage))
 
+    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, int]:
+        usage = _usage(body, reply)
+        if self.model_cache and not (reply.usage or {}).keys() & {
+            "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"
+        }:
+            usage.update(self._cached(body))
+        return usage
+
+    def _cached(self, body: dict[str, Any]) -> dict[str, int]:
+        """The three input counts of `body` under the prompt-cache model (module docstring)."""
+        digest = hashlib.sha256(str(body.get("model")).encode())
+        prefixes, tokens, marks, total = [], [], [], 0
+        for block, marked in _cache_blocks(body):
+            text = json.dumps(block, sort_keys=True)  # cache_control itself is not content
+            digest.update(text.encode())
+            prefixes.append(digest.copy().hexdigest())
+            total += max(1, len(text) // 4)
+            tokens.append(total)
+            if marked:
+                marks.append(len(prefixes) - 1)
+        if not marks:
+            return {"input_tokens": total, "cache_read_input_tokens": 0,
+                    "cache_creation_input_tokens": 0}
+        last = marks[-1]
+        with self._cond:
+            hit = max((i for i in range(last + 1) if prefixes[i] in self._cache), default=-1)
+            self._cache.update(prefixes[i] for i in marks)
+        read = tokens[hit] if hit >= 0 else 0
+        return {
+            "input_tokens": total - tokens[last],
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": tokens[last] - read,
+        }
+
     def _new_id(self, prefix: str) -> str:
         with self._cond:
             self._ids += 1
@@ -256,6 +301,9 @@ class _Handler(BaseHTTPRequestHandler):
         return self.stub.api_key in (key, bearer)
 
     def _answer(self, body: dict, item: Reply | Fault | MidStream | None) -> None:
+        if isinstance(item, Reply | MidStream):
+            reply = item if isinstance(item, Reply) else Reply(item.text)
+            self._usage_now = self.stub._usage(body, reply)
         if item is None:
             self._error(
                 500, "api_error", "stub: no scripted response left", {"x-should-retry": "false"}
@@ -267,7 +315,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._stream(body, item)
         if isinstance(item, Reply):
-            self.stub._served(body, _usage(body, item))
+            self.stub._served(body, self._usage_now)
 
     def _message(self, body: dict, item: Reply | MidStream) -> dict:
         reply = item if isinstance(item, Reply) else Reply(item.text)
@@ -290,7 +338,7 @@ class _Handler(BaseHTTPRequestHandler):
             "content": content,
             "stop_reason": _stop(reply),
             "stop_sequence": None,
-            "usage": _usage(body, reply),
+            "usage": self._usage_now,
         }
 
     def _stream(self, body: dict, item: Reply | MidStream) -> None:
@@ -394,6 +442,25 @@ def _stop(reply: Reply) -> str:
 
 def _estimate_tokens(body: dict) -> int:
     return max(1, len(json.dumps(body)) // 4)
+
+
+def _cache_blocks(body: dict) -> list[tuple[Any, bool]]:
+    """(block, carries cache_control) in the order the API caches: tools, system, messages."""
+    def bare(block: Any) -> tuple[Any, bool]:
+        if not isinstance(block, dict):
+            return block, False
+        return {k: v for k, v in block.items() if k != "cache_control"}, "cache_control" in block
+
+    out = [bare(t) for t in body.get("tools") or []]
+    system = body.get("system")
+    out += [bare(b) for b in ([system] if isinstance(system, str) else system or [])]
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        for block in blocks or []:
+            inner, marked = bare(block)
+            out.append(({"role": message.get("role"), "block": inner}, marked))
+    return out
 
 
 def _usage(body: dict, reply: Reply) -> dict[str, int]:

@@ -15,7 +15,7 @@ from test_agent_support import (
 )
 
 from agent_cli.agent import AgentSettings, PreCall
-from agent_cli.errors import Overloaded, UserError
+from agent_cli.errors import BadRequest, UserError
 from agent_cli.events import (
     AgentError,
     TextDeltaEvent,
@@ -149,7 +149,7 @@ def test_model_error_ends_the_turn_typed_and_the_conversation_stays_usable(workd
         {
             "alice": [
                 Reply("", [Call("echo", {"text": "x"})]),
-                Overloaded("529 overloaded"),
+                BadRequest("400 prompt is too long"),  # not worth a retry
                 Reply("back"),
             ]
         }
@@ -158,8 +158,8 @@ def test_model_error_ends_the_turn_typed_and_the_conversation_stays_usable(workd
 
     result = agent.run_turn("start")
 
-    assert result.stop_reason == "error" and isinstance(result.error, Overloaded)
-    assert [e.error_kind for e in rec.of(AgentError)] == ["overloaded"]
+    assert result.stop_reason == "error" and isinstance(result.error, BadRequest)
+    assert [e.error_kind for e in rec.of(AgentError)] == ["bad_request"]
     assert agent.run_turn("retry").text == "back"
     assert_requests_valid(model)
 
@@ -282,24 +282,57 @@ class TruncatingModel:
             )
 
 
-def test_max_tokens_inside_a_tool_call_is_reported_not_dropped(workdir):
+def test_max_tokens_inside_a_tool_call_continues_once_with_a_larger_budget(workdir):
     model = TruncatingModel()
     agent, rec = make_agent(workdir, model)
 
     result = agent.run_turn("write a big file")
 
-    assert result.stop_reason == "max_tokens"
-    [err] = rec.of(AgentError)
-    assert err.error_kind == "max_tokens" and "write_file" in err.message
-
-    # the model is told, in its next user turn, that the call did not run
-    second = agent.run_turn("try smaller pieces")
+    # the cut call never ran; the turn went on with a note and twice the max_tokens
+    assert (result.stop_reason, result.text, result.rounds) == ("end_turn", "ok", 3)
+    errors = rec.of(AgentError)
+    assert [e.error_kind for e in errors] == ["max_tokens", "max_tokens"]
+    assert "write_file; continuing" in errors[0].message
+    assert [r.max_tokens for r in model.requests] == [8192, 16384, 16384]
     told = model.requests[1].messages[-1].text()
-    assert "cut by max_tokens inside a call to write_file" in told and "smaller" in told
+    assert "cut by max_tokens inside a call to write_file; that call did not run" in told
+    assert "max_tokens 16384" in told
     # a complete call in a cut response still runs, and the loop goes on
-    assert (second.stop_reason, second.text, second.rounds) == ("end_turn", "ok", 2)
     third = model.requests[2].messages[-1]
     assert results_of(third)[0].content == "part 1" and "did not run" in third.text()
+    assert_requests_valid(model)
+
+
+class CutTextModel:
+    """Plain text cut by max_tokens on every request."""
+
+    name = "cut-text"
+
+    def __init__(self) -> None:
+        self.requests = []
+
+    def stream(self, request, cancel=None):
+        self.requests.append(request.model_copy(deep=True))
+        text = f"part {len(self.requests)} of a long answer"
+        msg = Message(role="assistant", content=[TextBlock(text=text)])
+        yield ResponseDone(msg, "max_tokens", Usage(input_tokens=5))
+
+
+def test_text_cut_by_max_tokens_continues_once_then_stops(workdir):
+    model = CutTextModel()
+    agent, rec = make_agent(workdir, model)
+
+    result = agent.run_turn("explain everything")
+
+    assert (result.stop_reason, result.rounds) == ("max_tokens", 2)
+    assert model.requests[1].messages[-1].text() == (
+        "[cut by max_tokens: continue exactly where you stopped]"
+    )
+    assert [r.max_tokens for r in model.requests] == [8192, 8192]
+    assert "stopping" in rec.of(AgentError)[-1].message
+    # the next turn starts from a valid conversation
+    agent.run_turn("shorter please")
+    assert len(model.requests) == 4
     assert_requests_valid(model)
 
 

@@ -66,9 +66,9 @@ def run_cli(
     )
 
 
-def run_json(workdir: Path, stub: StubServer, **kwargs: Any) -> dict[str, Any]:
+def run_json(workdir: Path, stub: StubServer, code: int = 0, **kwargs: Any) -> dict[str, Any]:
     proc = run_cli(workdir, stub, "--output-format", "json", **kwargs)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == code, proc.stderr
     assert "Traceback" not in proc.stderr
     return json.loads(proc.stdout)
 
@@ -167,20 +167,28 @@ def test_an_overloaded_529_during_the_teammates_turn_is_retried(workdir):
 
 def test_a_failed_verify_leaves_the_task_with_its_owner(workdir, stub):
     make_project(workdir, expected="43")
-    report = run_json(workdir, stub)
+    report = run_json(workdir, stub, code=1)
     tasks = {t["id"]: t for t in report["tasks"]}
     assert tasks[1]["status"] == "completed"
-    assert (tasks[2]["status"], tasks[2]["owner"]) == ("in_progress", "alice")
+    # held by alice until the shutdown released it; the outcome says why it is not done
+    assert (tasks[2]["status"], tasks[2]["owner"]) == ("pending", None)
     assert tasks[2]["result"] is None
+    assert report["outcome"] == "unfinished"
+    assert report["unfinished"] == [{
+        "id": 2, "subject": "check the output", "status": "pending", "owner": "alice",
+        "reason": "verify failed: expected stdout '43', got '42'"}]
     assert_api_happy(stub)
 
 
 def test_a_denied_command_keeps_the_task_and_the_lead_hears_it_once(workdir, stub):
     make_project(workdir)
-    report = run_json(workdir, stub, allow=())  # headless: no rule, nobody to ask -> denied
+    report = run_json(workdir, stub, code=1, allow=())  # headless: nobody to ask -> denied
     tasks = {t["id"]: t for t in report["tasks"]}
-    assert (tasks[1]["status"], tasks[1]["owner"]) == ("in_progress", "alice")
+    assert (tasks[1]["status"], tasks[1]["owner"]) == ("pending", None)  # after shutdown
     assert tasks[2]["status"] == "pending"
+    assert [(u["id"], u["owner"]) for u in report["unfinished"]] == [(1, "alice"), (2, None)]
+    assert report["unfinished"][0]["reason"].startswith("shell run was denied")
+    assert report["unfinished"][1]["reason"] == "blocked by #1"
     assert not (workdir / "runs.log").exists()
     assert [(d["agent"], d["tool"], d["rule"]) for d in report["denials"]] == [
         ("alice", "shell", "Bash(python main.py)")

@@ -22,7 +22,9 @@ SCRIPT = {
     "alice": [
         {"text": "Running.", "tool_calls": [
             {"name": "shell", "input": {"command": "echo hello-from-alice"}}]},
-        {"text": "Ran it."},
+        {"text": "Ran it."},  # forgot complete_task: the host reminds her twice, then
+        {"text": "Ran it, really."},  # tells the lead; the task stays in progress with her
+        {"text": "It printed hello."},
     ],
 }
 

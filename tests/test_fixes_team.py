@@ -134,7 +134,8 @@ def test_a_remembered_approved_plan_does_not_block(workdir):
 
 
 def test_live_teammates_are_registered_again_after_the_roster_is_set_aside(workdir, cleanup):
-    rt = make_runtime(workdir, ScriptedModel({"*": [Reply("on it")]}))
+    # the claimant never completes: reminded twice, then reported; it keeps the task
+    rt = make_runtime(workdir, ScriptedModel({"*": [Reply("on it")] * 3}))
     cleanup(rt)
     rec = Recorder(rt)
     rt.team.spawn("alice", "coder", model="demo")
@@ -187,7 +188,7 @@ def test_a_respawned_teammate_is_not_stopped_by_the_old_shutdown_request(workdir
 
     def slow_fail(request):
         go.wait(WAIT)
-        raise errors.Overloaded("busy")
+        raise errors.BadRequest("prompt is too long")  # not retried: fails at once
 
     model = ScriptedModel({"alice": [slow_fail, Reply("hello again")]})
     rt = make_runtime(workdir, model)

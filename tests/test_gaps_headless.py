@@ -45,7 +45,8 @@ def test_a_lead_whose_script_runs_dry_says_so_on_stderr(workdir: Path) -> None:
 
 
 def test_a_lead_model_error_is_in_the_json_with_its_kind(workdir: Path) -> None:
-    script = {"lead": [{"error": "connection", "message": "cannot reach the model API"}]}
+    # a model that never recovers: every one of the 8 attempts fails
+    script = {"lead": [{"error": "connection", "message": "cannot reach the model API"}] * 8}
     proc = run_cli(workdir, script, "-p", "hello", "--output-format", "json")
     assert proc.returncode == 1
     report = json.loads(proc.stdout)
@@ -66,7 +67,7 @@ def test_a_teammate_failing_during_wait_is_reported_and_fails_the_run(workdir: P
             {"text": "alice is on it."},
             {"text": "alice failed; task 1 is back on the board."},  # her error reaches me
         ],
-        "alice": [{"error": "overloaded", "message": "the API is overloaded"}],
+        "alice": [{"error": "overloaded", "message": "the API is overloaded"}] * 8,
     }
     proc = run_cli(workdir, script, "-p", "build", "--wait", "--timeout", "30",
                    "--output-format", "json")
@@ -80,8 +81,13 @@ def test_a_teammate_failing_during_wait_is_reported_and_fails_the_run(workdir: P
     assert "task #1 released to pending" in failure["message"]
     assert report["tasks"][0]["status"] == "pending"
     assert [m["status"] for m in report["team"]] == ["failed"]
-    [line] = lines(proc.stderr)
-    assert line.startswith("agent-cli: teammate alice failed: model error (overloaded)")
+    assert report["outcome"] == "unfinished"
+    [undone] = report["unfinished"]
+    assert (undone["id"], undone["status"], undone["owner"]) == (1, "pending", None)
+    assert undone["reason"].startswith("alice failed: model error (overloaded)")
+    failed, unfinished = lines(proc.stderr)
+    assert failed.startswith("agent-cli: teammate alice failed: model error (overloaded)")
+    assert unfinished.startswith('agent-cli: unfinished #1 "build it" (pending): alice failed')
 
 
 def test_a_successful_run_reports_no_errors(workdir: Path) -> None:

@@ -42,7 +42,7 @@ def run_cli(
 def test_wait_json_returns_board_team_usage_and_denials(workdir: Path) -> None:
     proc = run_cli(workdir, SCRIPT, "-p", "plan it", "--wait", "--timeout", "30",
                    "--output-format", "json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # the task is not done: an honest failure
     report = json.loads(proc.stdout)
     # The lead heard back from alice (a second turn, opened by its inbox) before the end.
     assert [t["text"] for t in report["lead_turns"]] == [
@@ -52,7 +52,14 @@ def test_wait_json_returns_board_team_usage_and_denials(workdir: Path) -> None:
     transcript = _session_lead(workdir).read_text(encoding="utf-8")
     assert 'from=\\"alice\\" type=\\"message\\"' in transcript
     assert [t["subject"] for t in report["tasks"]] == ["say hello"]
-    assert report["tasks"][0]["owner"] == "alice"
+    # the board as the run left it: the shutdown released alice's task
+    assert (report["tasks"][0]["status"], report["tasks"][0]["owner"]) == ("pending", None)
+    assert report["outcome"] == "unfinished"
+    [undone] = report["unfinished"]
+    assert (undone["id"], undone["status"], undone["owner"]) == (1, "pending", "alice")
+    assert undone["reason"].startswith("shell run was denied")
+    [line] = [x for x in proc.stderr.splitlines() if x.startswith("agent-cli:")]
+    assert line.startswith('agent-cli: unfinished #1 "say hello" (pending, alice): shell run')
     assert [m["name"] for m in report["team"]] == ["alice"]
     assert report["usage"]["total_tokens"] >= report["usage"]["lead"]["total_tokens"] > 0
     # Nobody could approve alice's command: denied and reported with the rule that allows it.
@@ -62,12 +69,20 @@ def test_wait_json_returns_board_team_usage_and_denials(workdir: Path) -> None:
 
 
 def test_allow_rule_lets_the_command_run(workdir: Path) -> None:
-    proc = run_cli(workdir, SCRIPT, "-p", "plan it", "--wait", "--timeout", "30",
+    script = dict(SCRIPT)
+    script["lead"] = [*SCRIPT["lead"][:2], {"text": "alice ran it but never completed #1."}]
+    script["alice"] = [*SCRIPT["alice"], {"text": "Ran it, yes."}, {"text": "It printed it."}]
+    proc = run_cli(workdir, script, "-p", "plan it", "--wait", "--timeout", "30",
                    "--allow", "Bash(echo hello-from-alice)")
-    assert proc.returncode == 0, proc.stderr
+    # alice ran the command, then forgot complete_task through both reminders
+    assert proc.returncode == 1, proc.stderr
     assert "Task 1 is planned" in proc.stdout
-    assert "#1 [in_progress] @alice say hello" in proc.stdout
+    assert "alice ran it but never completed #1." in proc.stdout
+    assert "#1 [pending] say hello" in proc.stdout
+    assert "outcome: unfinished" in proc.stdout
+    assert 'unfinished #1 "say hello" (pending, alice): alice ended 3 turns' in proc.stdout
     assert "denied" not in proc.stderr
+    assert proc.stderr.count("agent-cli: unfinished #1") == 1
     audit = (workdir / ".team" / "audit.jsonl").read_text(encoding="utf-8")
     assert "hello-from-alice" in audit
 

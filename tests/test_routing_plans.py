@@ -43,8 +43,7 @@ def test_an_ungated_teammate_needs_the_plan_the_task_requires(workdir, cleanup):
     model = ScriptedModel({"alice": [
         write_first,
         Reply(tool_calls=[Call("submit_plan", {"plan": "1. write out.txt"}), Call("idle")]),
-        write_and_complete,  # after the approval is injected
-        Reply(tool_calls=[Call("idle")]),
+        write_and_complete,  # after the approval is injected; complete_task ends the turn
         next_task_write,  # the host auto-claims #2, which needs its own plan
         Reply(tool_calls=[Call("idle")]),
     ]})
@@ -75,7 +74,10 @@ def test_an_ungated_teammate_needs_the_plan_the_task_requires(workdir, cleanup):
     (again,) = results(model, "alice", "w3")
     assert again.is_error and f"plan approval required for task #{second.id}" in again.content
     assert not (workdir / "two.txt").exists()
-    assert "requires a plan" in model.requests_for("alice")[4].messages[-1].text()
+    assert "requires a plan" in model.requests_for("alice")[3].messages[-1].text()
+    # told by the plan gate what to do, it is not reminded of complete_task
+    assert not [n for n in rec.of("Notice", agent="alice") if "reminded" in n.text]
+    assert "plan approval required for task #2" in rt.roster.get("alice").idle_reason
     model.assert_used_up()
 
 
@@ -130,7 +132,6 @@ def test_a_rejected_plan_for_a_task_given_up_does_not_block_other_work(workdir, 
         Reply(tool_calls=[Call("submit_plan", {"plan": "rm -rf everything"}), Call("idle")]),
         Reply(tool_calls=[Call("idle")]),  # after the rejection
         complete_claimed("did #2"),  # restarted: the host claims #2 for her
-        Reply(tool_calls=[Call("idle")]),
     ]})
     rt = make_runtime(workdir, model)
     cleanup(rt)

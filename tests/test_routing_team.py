@@ -95,7 +95,8 @@ def test_the_lead_tools_reassign_pending_refuse_in_progress_and_claims_say_whose
         ],
         "bob": [Reply(tool_calls=[Call("claim_task", {"task_id": 1}, id="k1")]),
                 Reply(tool_calls=[Call("idle", {})]),
-                Reply(tool_calls=[Call("idle", {})])],  # after the auto-claim: keeps it
+                # after the auto-claim it keeps idling: reminded twice, then it goes idle
+                *[Reply(tool_calls=[Call("idle", {})])] * 3],
     })
     rt = make_runtime(workdir, model)
     cleanup(rt)

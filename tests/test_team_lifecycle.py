@@ -36,7 +36,7 @@ def test_abc_two_teammates_claim_a_and_b_concurrently_then_one_claims_c(workdir,
         return Reply(tool_calls=[Call("complete_task", {
             "task_id": task_id, "claim_token": token, "result": f"did #{task_id}"})])
 
-    model = ScriptedModel({"*": [worker] * 6})
+    model = ScriptedModel({"*": [worker] * 3})  # one request per task: complete ends a turn
     rt = make_runtime(workdir, model)
     cleanup(rt)
     rec = Recorder(rt)
@@ -130,7 +130,7 @@ def test_shutdown_mid_turn_stops_before_the_next_model_call_and_releases(workdir
 def test_crashed_teammate_releases_its_task_and_tells_the_lead(workdir, cleanup):
     model = ScriptedModel({
         "alice": [RuntimeError("boom")],
-        "bob": [complete_claimed("bob did it"), Reply(text="done")],
+        "bob": [complete_claimed("bob did it")],
     })
     rt = make_runtime(workdir, model)
     cleanup(rt)
@@ -154,7 +154,8 @@ def test_crashed_teammate_releases_its_task_and_tells_the_lead(workdir, cleanup)
 def test_failed_teammate_can_be_respawned_and_a_running_one_cannot(workdir, cleanup):
     from agent_cli.errors import InvalidName, Overloaded, Refused
 
-    model = ScriptedModel({"alice": [Overloaded("busy"), Reply(text="back again")]})
+    # overloaded on every one of its 8 attempts: failed; respawned, it resumes its transcript
+    model = ScriptedModel({"alice": [*[Overloaded("busy")] * 8, Reply(text="back again")]})
     rt = make_runtime(workdir, model)
     cleanup(rt)
     rec = Recorder(rt)
@@ -174,7 +175,7 @@ def test_failed_teammate_can_be_respawned_and_a_running_one_cannot(workdir, clea
 
 
 def test_idle_timeout_notifies_once_and_stops_watching_the_board(workdir, cleanup):
-    model = ScriptedModel({"alice": [Reply(text="looking"), complete_claimed(), Reply("done")]})
+    model = ScriptedModel({"alice": [Reply(text="looking"), complete_claimed()]})
     rt = make_runtime(workdir, model, idle_timeout_s=0.2)
     cleanup(rt)
     rec = Recorder(rt)
@@ -204,7 +205,7 @@ def test_changes_from_other_processes_wake_an_idle_teammate(workdir, cleanup):
             request.messages[-1].text())
         return Reply(text="got it")
 
-    model = ScriptedModel({"alice": [reply_to_message, complete_claimed(), Reply(text="ok")]})
+    model = ScriptedModel({"alice": [reply_to_message, complete_claimed()]})
     rt = make_runtime(workdir, model)
     cleanup(rt)
     rec = Recorder(rt)

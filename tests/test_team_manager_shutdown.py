@@ -12,7 +12,8 @@ from agent_cli.models.scripted import ScriptedModel
 
 def test_a_task_released_at_shutdown_is_not_reclaimed_by_a_stopping_teammate(workdir):
     # alice claims #1 and ends her turn holding it; bob finds nothing and waits on the board.
-    model = ScriptedModel({"alice": [Reply("holding #1 for now")], "bob": []})
+    # (the host reminds her twice, then tells the lead; she keeps the task)
+    model = ScriptedModel({"alice": [Reply("holding #1 for now")] * 3, "bob": []})
     rt = make_runtime(workdir, model)
     rec = Recorder(rt)
     task = rt.board.create("hold me")

@@ -30,7 +30,6 @@ def test_verify_failure_keeps_the_task_and_a_match_completes_it(workdir, cleanup
         complete_claimed("it prints 42"),
         Reply(text="the check failed"),
         complete_claimed("it prints 42, retried"),  # after the lead's message
-        Reply(text="done"),
     ]})
     rt = make_runtime(workdir, model)
     cleanup(rt)
@@ -51,7 +50,12 @@ def test_verify_failure_keeps_the_task_and_a_match_completes_it(workdir, cleanup
         f"task #{task.id} verify, written by an unknown writer (an older task file)"
     ]
     assert rt.team.wait_quiet(WAIT)
-    assert rt.roster.get("alice").idle_reason.startswith(f"holds #{task.id}:")
+    reason = rt.roster.get("alice").idle_reason
+    assert reason.startswith(f"holds #{task.id}: verify failed: expected stdout '43', got '42'")
+    # a failed verify is a reported blocker: no reminder, the lead hears it from the host
+    assert not [n for n in rec.of("Notice", agent="alice") if "reminded" in n.text]
+    block = rt.team.lead_inbox_block()
+    assert "could not finish it: verify failed: expected stdout '43', got '42'" in block
 
     (workdir / "expected.txt").write_text("42\n")
     rt.mail.send("lead", "alice", "expected.txt is fixed, try again")
@@ -85,7 +89,10 @@ def test_saying_done_or_a_wrong_token_completes_nothing(workdir, cleanup):
         return Reply(text="All done!", tool_calls=[Call("complete_task", {
             "task_id": task_id, "claim_token": "0" * 32, "result": "trust me"})])
 
-    model = ScriptedModel({"alice": [wrong_token, Reply(text="It is done.")]})
+    # wrong token, then it ends its turn claiming success: reminded (with the right token),
+    # it completes the task properly
+    model = ScriptedModel({"alice": [wrong_token, Reply(text="It is done."),
+                                     complete_claimed("really done")]})
     rt = make_runtime(workdir, model)
     cleanup(rt)
     rec = Recorder(rt)
@@ -93,15 +100,21 @@ def test_saying_done_or_a_wrong_token_completes_nothing(workdir, cleanup):
     rt.team.spawn("alice", "worker")
     rec.wait_event("TurnFinished", agent="alice")
     assert "wrong claim_token" in _result_of(model, "alice", 1)
-    assert rt.board.get(task.id).status == "in_progress"
-    assert not rec.of("TaskEvent", action="completed")
+    rec.wait_event("TaskEvent", action="completed", task_id=task.id)
+    assert not [e for e in rt.board.events() if e["action"] == "completed"
+                and e["details"].get("result") == "trust me"]
+    reminder = model.requests_for("alice")[2].messages[-1].text()
+    _, token = claimed_in(model.requests_for("alice")[0])
+    assert "<host-reminder" in reminder and f"task #{task.id}" in reminder
+    assert f"claim_token {token}" in reminder
+    assert rt.board.get(task.id).result == "really done"
+    model.assert_used_up()
 
 
 def test_denied_shell_keeps_the_task_with_its_owner_and_reports_to_the_lead(workdir, cleanup):
     (workdir / "main.py").write_text("print(42)\n")
     model = ScriptedModel({"alice": [
         complete_claimed("read main.py"),
-        Reply(text="next"),
         Reply(tool_calls=[Call("shell", {"command": "python3 main.py"})]),
         Reply(text="the run was denied, reporting"),
     ]})

@@ -157,7 +157,7 @@ def test_blank_line_and_unknown_command_never_reach_the_model(harness: Harness) 
     assert harness.model.requests == []
 
 
-@pytest.mark.parametrize("harness", [{"bob": [Reply("On it.")]}], indirect=True)
+@pytest.mark.parametrize("harness", [{"bob": [Reply("On it.")] * 3}], indirect=True)
 def test_each_slash_command(harness: Harness, workdir: Path) -> None:
     rt = harness.rt
     rt.board.create("first task")

@@ -132,7 +132,8 @@ def test_a_headless_team_run_shows_up_live(workdir: Path, tmp_path: Path) -> Non
             [sys.executable, "-m", "agent_cli", "--model", f"script:{path}", "-C", str(workdir),
              "-p", "plan it", "--wait", "--timeout", "60"],
             capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == 1, proc.stderr  # carol's command was denied: unfinished
+        assert 'agent-cli: unfinished #1 "from headless" (pending, carol)' in proc.stderr
         text = s.wait(lambda t: "shut down" in t and "released #1" in t
                       and "session ended" in t, "carol's claim, release and shutdown")
         assert "#1 from headless" in text and "pending (1)" in text  # released on shutdown

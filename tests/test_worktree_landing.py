@@ -43,11 +43,9 @@ def test_parallel_edits_of_different_lines_both_land_in_either_order(workdir, cl
     # each teammate edits "its" line whichever task it claimed
     model = ScriptedModel({
         "alice": [edit_step("f.txt", "line 2\n", "line two (alice)\n"),
-                  complete_step("alice edited line 2", go["alice"]),
-                  Reply(text="done")],
+                  complete_step("alice edited line 2", go["alice"])],
         "bob": [edit_step("f.txt", "line 9\n", "line nine (bob)\n"),
-                complete_step("bob edited line 9", go["bob"]),
-                Reply(text="done")],
+                complete_step("bob edited line 9", go["bob"])],
     })
     rt, rec = _team(workdir, model, cleanup)
     a = rt.board.create("edit line 2")
@@ -96,10 +94,9 @@ def test_same_lines_second_is_refused_resolves_in_its_worktree_then_lands(workdi
 
     model = ScriptedModel({
         "alice": [edit_step("f.txt", "line 5\n", "line five (alice)\n"),
-                  complete_step("alice"), Reply(text="done")],
+                  complete_step("alice")],
         "bob": [edit_step("f.txt", "line 5\n", "line five (bob)\n"),
-                complete_step("bob", alice_done), resolve, complete_step("bob, resolved"),
-                Reply(text="done")],
+                complete_step("bob", alice_done), resolve, complete_step("bob, resolved")],
     })
     rt, rec = _team(workdir, model, cleanup)
     a = rt.board.create("alice's line 5")

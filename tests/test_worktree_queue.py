@@ -108,7 +108,7 @@ def test_released_task_keeps_its_worktree_and_the_next_claimer_continues(workdir
         "alice": [lambda r: Reply(tool_calls=[Call(
             "write_file", {"path": "half.txt", "content": "alice's half\n"})]),
             Reply(text="stopping here")],
-        "bob": [complete_step("finished alice's work"), Reply(text="done")],
+        "bob": [complete_step("finished alice's work")],
     })
     rt = make_runtime(workdir, model, permission_mode="acceptEdits")
     cleanup(rt)
@@ -133,7 +133,7 @@ def test_outside_git_teammates_share_the_workdir(workdir, cleanup):
     model = ScriptedModel({"alice": [
         lambda r: Reply(tool_calls=[Call(
             "write_file", {"path": "a.txt", "content": "direct\n"})]),
-        complete_step(), Reply(text="done")]})
+        complete_step()]})
     rt = make_runtime(workdir, model, permission_mode="acceptEdits")
     cleanup(rt)
     rec = Recorder(rt)

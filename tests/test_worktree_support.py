@@ -87,7 +87,7 @@ def worker(work: dict[str, Callable[[ModelRequest], Reply]]):
         last = request.messages[-1]
         result = last_result(request)
         text = last.text()
-        if "<auto-claimed-task" in text and not result:
+        if "<auto-claimed-task" in text:  # (after a completion it comes with that result)
             subject = re.search(r"Subject: (.*)", text).group(1).strip()
             return work[subject](request)
         if result.startswith(("Created", "Edited", "Overwrote")):

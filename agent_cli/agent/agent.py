@@ -11,6 +11,7 @@ calls in tool_calls.py; the compaction steps in compaction.py.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,14 +22,15 @@ from typing import TYPE_CHECKING, Any
 from ..errors import Interrupted, ModelError, UserError
 from ..events import AgentError, Compacted, Event, EventBus, Notice, TurnFinished, UsageEvent
 from ..models.base import Message, Model, ModelRequest, ResponseDone, ToolUseBlock, Usage
+from ..models.retry import RetryPolicy
 from ..pricing import Ledger
 from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
-from . import compaction
+from . import compaction, cutoff
 from .conversation import Conversation, answers_for, text_blocks
 from .delivered import Delivered
 from .identity import Identity
-from .request import STRICT_ENV, PartialResponse, ToolSpecs, checked_messages, stream_response
+from .request import STRICT_ENV, PartialResponse, ToolSpecs, checked_messages, stream_with_retries
 from .tool_calls import ToolRunner
 from .transcript import Transcript, load_conversation
 
@@ -45,6 +47,8 @@ class AgentSettings:
     compact_threshold_tokens: int = 100_000
     keep_recent_turns: int = 6
     micro_compact_min_chars: int = 2000
+    retry: RetryPolicy = field(default_factory=lambda: RetryPolicy.from_env(os.environ))
+    max_tokens_ceiling: int = 64_000  # a request continuing a call cut by max_tokens gets more
 
 
 @dataclass
@@ -103,6 +107,8 @@ class Agent:
         self._last_input_tokens = 0
         self._specs = ToolSpecs()
         self.delivered = Delivered()  # inbox message ids taken into this conversation
+        self._cut_continued = False  # this turn already continued once after max_tokens
+        self._max_tokens_next: int | None = None  # a larger budget for the next request only
         if resume:
             self.restore()
 
@@ -141,6 +147,7 @@ class Agent:
             if not blocks and (last is None or last.role != "user"):
                 raise UserError("nothing to send: the message is empty")
             self._cancel.clear()
+            self._cut_continued, self._max_tokens_next = False, None
             self._add_user(blocks)
             result = self._loop(pre_call)
         self._emit(TurnFinished(self.name, result.stop_reason, result.rounds))
@@ -249,18 +256,22 @@ class Agent:
             self._conv.replace(repaired)
             if repaired and repaired[-1].role == "assistant":
                 self._add_user(text_blocks(["continue"]))
+        max_tokens, self._max_tokens_next = self._max_tokens_next, None
         return ModelRequest(
             agent=self.name,
             system=self.system_prompt,
             messages=self._conv.messages,
             tools=self._specs.of(self.tools),
-            max_tokens=self.settings.max_tokens,
+            max_tokens=max_tokens or self.settings.max_tokens,
         )
 
     def _call_model(self) -> ResponseDone:
-        """Stream one response; on interrupt keep what text was streamed, then re-raise."""
+        """Stream one response (retrying transient failures); on interrupt keep what text was
+        streamed, then re-raise."""
         try:
-            done = stream_response(self.model, self._request(), self._cancel, self._emit)
+            done = stream_with_retries(
+                self.model, self._request(), self._cancel, self._emit, self.settings.retry
+            )
         except PartialResponse as exc:
             self._add_assistant(Message(role="assistant", content=text_blocks([exc.text])))
             raise
@@ -283,13 +294,10 @@ class Agent:
         if uses and self._cancel.is_set():
             return "interrupted"
         if done.stop_reason == "max_tokens":
-            cut = f" inside a call to {done.truncated_tool}" if done.truncated_tool else ""
-            self._emit(AgentError(self.name, f"response cut by max_tokens{cut}", "max_tokens"))
-            if done.truncated_tool:
-                note = f"[your last response was cut by max_tokens{cut}; that call did not run]"
-                self._add_user(text_blocks([note]))
-            if not uses:
+            if not self._continue_cut(done, bool(uses)):
                 return "max_tokens"
+            if not uses:
+                return None
         if uses:
             return "idle" if end_turn else None
         if done.stop_reason == "pause_turn":
@@ -298,6 +306,16 @@ class Agent:
         if done.stop_reason == "refusal":
             self._emit(Notice(self.name, "the model declined to continue", level="warning"))
         return "end_turn"
+
+    def _continue_cut(self, done: ResponseDone, ran_tools: bool) -> bool:
+        """A response cut by max_tokens (see cutoff.py); False: stop the turn here."""
+        plan = cutoff.plan(done.truncated_tool, ran_tools, self._cut_continued, self.settings)
+        self._emit(AgentError(self.name, plan.message, "max_tokens"))
+        if plan.note:
+            self._add_user(text_blocks([plan.note]))
+        self._cut_continued = self._cut_continued or (plan.again and not ran_tools)
+        self._max_tokens_next = plan.max_tokens
+        return plan.again
 
     # -- tools -----------------------------------------------------------------------
 

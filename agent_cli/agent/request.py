@@ -7,6 +7,8 @@ it), refused with an AssertionError naming every violation. Streaming turns the 
 events into the agent's events (a TextDeltaEvent per delta, TextDone for the final text) and
 maps every way a stream can end: a response, an interrupt (with the text streamed so far),
 a model error, or an adapter bug (reported as a ModelError, never a dead thread).
+`stream_with_retries` wraps it in models/retry.py's Retrier: a transient failure is announced
+as a RetryWait event and the same request is sent again after the backoff.
 """
 
 from __future__ import annotations
@@ -16,8 +18,9 @@ import threading
 from collections.abc import Callable
 
 from ..errors import Interrupted, ModelError
-from ..events import Event, Notice, TextDeltaEvent, TextDone
+from ..events import Event, Notice, RetryWait, TextDeltaEvent, TextDone
 from ..models.base import Message, Model, ModelRequest, ResponseDone, TextDelta, ToolSpec
+from ..models.retry import Retrier, RetryInfo, RetryPolicy
 from ..tools.base import ToolSet
 from .conversation import repair, validate
 
@@ -103,3 +106,37 @@ def stream_response(
     if done.message.text():
         emit(TextDone(agent, done.message.text()))
     return done
+
+
+def stream_with_retries(
+    model: Model,
+    request: ModelRequest,
+    cancel: threading.Event,
+    emit: Callable[[Event], None],
+    policy: RetryPolicy,
+) -> ResponseDone:
+    """stream_response, sent again after a transient failure (see models/retry.py). Each
+    wait is a RetryWait event; the error that ends the retries says how long they took.
+    Raises like stream_response (Interrupted when cancelled during a wait)."""
+    agent = request.agent
+
+    def announce(info: RetryInfo) -> None:
+        import time
+
+        emit(RetryWait(agent, info.attempt, info.attempts, info.delay_s, info.kind,
+                       info.message, until=time.monotonic() + info.delay_s))
+
+    retrier = Retrier(policy, cancel, announce)
+    while True:
+        try:
+            return stream_response(model, request, cancel, emit)
+        except PartialResponse:
+            raise
+        except ModelError as exc:
+            if cancel.is_set():
+                raise Interrupted("interrupted") from None
+            if not retrier.wait(exc):
+                note = retrier.gave_up() if exc.retryable else ""
+                if note:
+                    exc.args = (f"{exc}{note}",)
+                raise

@@ -69,9 +69,8 @@ class ToolRunner:
             known = ", ".join(self.tools.names()) or "none"
             return ToolOutput(f"unknown tool {use.name!r}; available: {known}", is_error=True)
         if INVALID_INPUT_KEY in use.input:
-            raw = str(use.input[INVALID_INPUT_KEY])
-            raw = raw if len(raw) <= 200 else raw[:200] + "..."
-            return ToolOutput(f"tool input was not valid JSON: {raw}", is_error=True)
+            return ToolOutput(invalid_input(use.name, str(use.input[INVALID_INPUT_KEY])),
+                              is_error=True)
         try:
             args = tool.parse(use.input)
         except ToolError as exc:
@@ -85,6 +84,25 @@ class ToolRunner:
             if not decision.allowed:
                 return ToolOutput(decision.message or f"{tool.name} was denied", is_error=True)
         return tool.run(args, ctx)
+
+
+def invalid_input(tool: str, raw: str) -> str:
+    """Why input that is not a JSON object was refused: not JSON at all, or JSON of the
+    wrong kind (a string holding the object is the usual slip)."""
+    import json
+
+    shown = raw if len(raw) <= 200 else raw[:200] + "..."
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return f"tool input for {tool} was not valid JSON: {shown}"
+    kind = {str: "a string", list: "an array", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+    hint = ""
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        hint = "; pass the object itself, not a JSON string holding it"
+    return f"tool input for {tool} must be a JSON object, got {kind}: {shown}{hint}"
 
 
 def summarize_args(args: dict[str, Any]) -> str:

@@ -100,8 +100,11 @@ class McpServer:
                     stack.callback(log.close)
                 transport = await self._transport(stack, log)
                 client = Client(transport)
-                await asyncio.wait_for(stack.enter_async_context(client), self.startup_timeout)
-                listed = await asyncio.wait_for(self._list(client), self.startup_timeout)
+                # asyncio.timeout, not wait_for: the SDK's anyio scopes must be entered and
+                # left in this same task (wait_for would enter them in a task of its own).
+                async with asyncio.timeout(self.startup_timeout):
+                    await stack.enter_async_context(client)
+                    listed = await self._list(client)
                 with self._lock:
                     self.tools, self._client, self.ever_ready = listed, client, True
                 self._set("ready")

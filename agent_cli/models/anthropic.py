@@ -15,13 +15,16 @@ tool-input JSON and the rest of the response would be lost. Each content block b
   tool_result) -- unless the response stopped on max_tokens inside that last block: then the
   block is cut, left out of the message, and named in ResponseDone.truncated_tool.
 
-Prompt caching: cache_control {"type": "ephemeral"} on the system block and the last tool.
-Failures: the SDK retries 408/409/429/5xx/529 and connection errors itself (backoff,
-retry-after honoured); what it gives up on is mapped to errors.RateLimited, Overloaded,
-AuthFailed, BadRequest or ConnectionFailed -- also an `error` event mid-stream. No SDK or
-httpx exception type leaves this module. Cancel: a watcher closes the HTTP stream when the
-event is set, and the stream raises errors.Interrupted (a retry sleep inside the SDK is not
-interruptible; the cancel takes effect when it returns).
+Prompt caching: cache_control {"type": "ephemeral"} on the last tool, the system block and the
+last block of the last message (three of the four breakpoints the API allows): the tools and
+system prompt are a cache read on every request of an agent after its first, and each request
+reads the conversation its previous one wrote.
+Failures are mapped to errors.RateLimited, Overloaded, AuthFailed, BadRequest or
+ConnectionFailed -- also an `error` event mid-stream -- carrying the server's retry-after
+(`retry-after-ms` / `retry-after`) and its `x-should-retry` verdict. The SDK's own retries are
+off (max_retries=0): agent/retry.py retries for every model, visibly and cancellably, so the
+two never double up. No SDK or httpx exception type leaves this module. Cancel: a watcher
+closes the HTTP stream when the event is set, and the stream raises errors.Interrupted.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from .base import (
     Usage,
     check_cancel,
 )
+from .retry import retry_after_s
 
 EPHEMERAL = {"type": "ephemeral"}
 LOCAL_PLACEHOLDER_KEY = "agent-cli-local"
@@ -94,9 +98,8 @@ def make_client(max_retries: int | None = None) -> Any:
 
     import anthropic
 
-    kwargs: dict[str, Any] = {}
-    if max_retries is not None:
-        kwargs["max_retries"] = max_retries
+    # agent/retry.py does the retrying (visible, cancellable); 0 keeps the SDK from doubling it
+    kwargs: dict[str, Any] = {"max_retries": 0 if max_retries is None else max_retries}
     has_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
     if not has_key and os.environ.get("ANTHROPIC_BASE_URL"):
         kwargs["api_key"] = LOCAL_PLACEHOLDER_KEY
@@ -111,10 +114,15 @@ def make_client(max_retries: int | None = None) -> Any:
 
 def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
     """The SDK keyword arguments for one request, with prompt-cache breakpoints."""
+    messages = [_message_param(m) for m in request.messages]
+    if messages and messages[-1]["content"]:
+        # the conversation so far: the next request of this agent reads it from the cache
+        last = messages[-1]["content"][-1]
+        messages[-1]["content"][-1] = {**last, "cache_control": EPHEMERAL}
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": request.max_tokens,
-        "messages": [_message_param(m) for m in request.messages],
+        "messages": messages,
     }
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
@@ -331,7 +339,14 @@ def _status_error(exc: Any) -> errors.ModelError:
         else:
             cls = errors.ModelError
     where = f"HTTP {status}" if status and status != 200 else "mid-stream"
-    return cls(f"{err_type or cls.kind} ({where}): {message}")
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    verdict = str(headers.get("x-should-retry", "")).lower()
+    retryable = {"true": True, "false": False}.get(verdict)
+    return cls(
+        f"{err_type or cls.kind} ({where}): {message}",
+        retry_after=retry_after_s(headers),  # models/retry.py
+        retryable=retryable,
+    )
 
 
 def _abort(raw: Any) -> None:

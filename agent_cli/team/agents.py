@@ -58,7 +58,10 @@ def build_agent(
         gate,
         rt.events,
         transcript_dir=transcript_dir or rt.team_dir / "transcripts",
-        settings=AgentSettings(compact_threshold_tokens=rt.config.compact_threshold_tokens),
+        settings=AgentSettings(
+            compact_threshold_tokens=rt.config.compact_threshold_tokens,
+            retry=rt.retry_policy(),
+        ),
         runtime=rt,
         extra_identity=extra_identity,
         resume=resume,

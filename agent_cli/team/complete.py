@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import Refused, ToolError
+from ..errors import Refused
 from ..events import TaskEvent
 from ..tools.base import ToolContext
-from .verify import ask_verify, complete_verified
+from .verify import VerifyFailed, ask_verify, complete_verified
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -33,8 +33,8 @@ def complete_task(
         if refused is not None:
             runtime.events.emit(TaskEvent(agent=owner, action="verify_failed", task_id=task_id,
                                           subject=task.subject, detail=refused.detail))
-            raise ToolError(f"task #{task_id} not completed: {refused.detail}. It stays "
-                            "in_progress with you.")
+            raise VerifyFailed(f"task #{task_id} not completed: {refused.detail}. It stays "
+                               "in_progress with you.", refused.detail)
     landed = wt.landing.land(task, owner, claim_token, result, ctx.cancel)
     runtime.events.emit(TaskEvent(agent=owner, action="completed", task_id=task_id,
                                   subject=task.subject, detail=result[:200]))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import AgentCliError
-from ..events import MessageEvent, TaskEvent
+from ..events import MessageEvent, Notice, TaskEvent
 from ..names import LEAD
 from .mailbox import PROTOCOL_TYPES
 from .protocol import short_id
@@ -108,16 +108,33 @@ class Endings(Tracking):
         except (AgentCliError, OSError) as exc:
             self._warn(f"{self.name} could not acknowledge its inbox: {exc}")
 
-    def _report_hold(self, held: Task) -> None:
+    def _report_hold(self, held: Task, why: str) -> None:
         content = (
             f"I hold task #{held.id} ({held.subject}) but could not finish it: "
-            f"{self._denial}. It stays in_progress with me; message me to continue "
+            f"{why}. It stays in_progress with me; message me to continue "
             "or release it."
         )
+        self._tell_lead(content, f"{self.name} could not tell the lead it holds #{held.id}")
+
+    def _report_stall(self, report: str) -> None:
+        """The host's report once the reminders for a held task are used up (stall.py)."""
+        self._warn(report)
+        self._tell_lead(report, f"{self.name} could not report its stalled task")
+
+    def _note_reminder(self, held: Task, why: str) -> None:
+        self.rt.events.emit(Notice(
+            agent=self.name,
+            level="warning",
+            text=f"reminded to finish #{held.id} {held.subject!r}: it {why} without "
+            "complete_task",
+            data={"kind": "reminder", "task_id": held.id},
+        ))
+
+    def _tell_lead(self, content: str, failed: str) -> None:
         try:
             self.rt.mail.send(self.name, LEAD, content, type="message")
         except AgentCliError as exc:  # a full disk must not fail the teammate over a report
-            self._warn(f"{self.name} could not tell the lead it holds #{held.id}: {exc}")
+            self._warn(f"{failed}: {exc}")
             return
         self.rt.events.emit(
             MessageEvent(agent=self.name, to=LEAD, msg_type="message", preview=content[:120])

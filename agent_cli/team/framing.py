@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from .mailbox import MailMessage
 
 _TAG_RE = re.compile(
-    r"<(/?)(message|inbox|auto-claimed-task|resumed-task|plan-review|identity)\b", re.IGNORECASE
+    r"<(/?)(message|inbox|auto-claimed-task|resumed-task|plan-review|identity|host-reminder)\b",
+    re.IGNORECASE,
 )
 
 

@@ -130,7 +130,13 @@ class IdleLoop(ProtocolInbox):
         if latest is not None and latest.status == "rejected":
             return "idle", "plan rejected: waiting for a message"
         if held is not None:
-            why = self._denial or "waiting for a message (the task is not completed)"
+            why = (
+                self.stalls.hold_reason(held)
+                or self._denial
+                or self.stalls.blocker
+                or self.stalls.plan_refusal
+                or "waiting for a message (the task is not completed)"
+            )
             return "idle", f"holds #{held.id}: {why}"
         return None
 

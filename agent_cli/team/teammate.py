@@ -3,10 +3,12 @@
 Lifecycle: WORK -> IDLE -> WORK ... -> SHUTDOWN (or FAILED). This module owns the thread and
 a turn of work: its content comes from the idle check (idle.py), the pre-call hook takes in
 protocol messages before every model call (protocol_inbox.py), and after the turn the
-teammate shuts down on an accepted request, fails on a model error, or reports a task it
-holds but could not finish because of a denial (endings.py). Status, tokens and denials are
-tracked in tracking.py. The layers stack as Tracking <- Endings <- ProtocolInbox <- IdleLoop
-<- Teammate; Teammate.__init__ sets up the state they share.
+teammate shuts down on an accepted request, fails on a model error, reports a task it
+holds but could not finish because of a denial or a failed verify (endings.py), or reminds
+itself of a held task it left unfinished and unreported, then tells the lead (stall.py).
+Status, tokens and denials are tracked in tracking.py. The layers stack as Tracking <-
+Endings <- ProtocolInbox <- IdleLoop <- Teammate; Teammate.__init__ sets up the state they
+share.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .framing import labelled
 from .idle import IdleLoop
 from .intake import Intake
 from .roster import this_host, thread_name
+from .stall import StallGuard
 from .tracking import TrackingGate
 
 if TYPE_CHECKING:
@@ -72,6 +75,7 @@ class Teammate(IdleLoop):
         self._shutdown_msg: MailMessage | None = None
         self._denial: str | None = None
         self._reported = False  # the lead was told about the denial during this turn
+        self.stalls = StallGuard(name)  # reminders for a held task left unfinished (stall.py)
         self._status: tuple | None = None
         self._idle_stamps: tuple | None = None  # (board, inbox, watching board) while waiting
         self._watch_board = True
@@ -130,6 +134,7 @@ class Teammate(IdleLoop):
     def _work(self, content: list[str]) -> bool:
         """One turn with the injected content; False when the thread must end."""
         self._denial, self._reported = None, False
+        self.stalls.begin_turn()
         held = self._held()
         self._set_status("working", held.id if held else None, "")
         result = self.agent.run_turn(content, pre_call=self._pre_call)
@@ -144,9 +149,39 @@ class Teammate(IdleLoop):
             self._fail(f"model error ({kind}): {err}" if err else "model error")
             return False
         held = self._held()
-        if held is not None and self._denial and not self._reported:
-            self._report_hold(held)
+        blocker = self._denial or self.stalls.blocker
+        told = self._reported if self._denial else self.stalls.told_lead
+        if held is not None and blocker and not told:
+            self._report_hold(held, blocker)
+        if held is not None:
+            self._after_stall(held, result.stop_reason)
         return True
+
+    def idle_reminder(self) -> str | None:
+        """Called by the `idle` tool: the reminder while holding an unreported task."""
+        held = self._held()
+        text = self.stalls.idle_reminder(held, self._turn_reported())
+        if text is not None and held is not None:
+            self._note_reminder(held, "called idle")
+        return text
+
+    def _turn_reported(self) -> bool:
+        """This turn said why its task is not done: a denial, a failed verify, a message to
+        the lead, a plan-gate refusal, or a plan that keeps it from working (pending,
+        rejected, lost, expired)."""
+        stalls = self.stalls
+        if self._denial or stalls.blocker or stalls.told_lead or stalls.plan_refusal:
+            return True
+        hold = self._hold_reason(self._held())
+        return hold is not None and not hold[1].startswith("holds #")  # a plan state
+
+    def _after_stall(self, held, stop_reason: str) -> None:
+        action = self.stalls.after_turn(held, stop_reason, self._turn_reported())
+        if action.remind is not None:
+            self._injections.append(action.remind)
+            self._note_reminder(held, f"ended its turn ({stop_reason})")
+        elif action.report is not None:
+            self._report_stall(action.report)
 
     def _pre_call(self) -> PreCall | None:
         """Before every model call: take in protocol answers, stop for a shutdown."""

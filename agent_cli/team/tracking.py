@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from ..board.models import Task
     from ..runtime import Runtime
     from .manager import Team
+    from .stall import StallGuard
 
 
 class Tracking:
@@ -43,6 +44,7 @@ class Tracking:
     _status: tuple | None  # (status, task id, reason) last written
     _denial: str | None  # why a call of this turn was refused
     _reported: bool  # the teammate told the lead itself during this turn
+    stalls: StallGuard  # reminders for a held task left unfinished
 
     def alive(self) -> bool:
         return self.thread.is_alive() and not self.done.is_set()
@@ -63,6 +65,12 @@ class Tracking:
         """Called by send_message: a teammate that told the lead itself gets no host report."""
         if to == LEAD and self._denial:
             self._reported = True
+        if to == LEAD:
+            self.stalls.note_told_lead()
+
+    def note_blocked(self, why: str) -> None:
+        """Called by complete_task when the host's verify failed: the turn is reported."""
+        self.stalls.note_blocked(why)
 
     def refresh_task(self) -> None:
         """Re-read the held task after a claim/complete/plan made through a tool."""
@@ -125,6 +133,9 @@ class TrackingGate:
             decision = self._gate.check(tool, args, ctx)
         if not decision.allowed:
             self._teammate.note_denial(tool, decision)
+            if decision.source == "plan":  # told to get a plan approved: not a stall
+                first = (decision.message or "plan approval required").splitlines()[0]
+                self._teammate.stalls.plan_refusal = first[:160]
         return decision
 
     def __getattr__(self, name: str):

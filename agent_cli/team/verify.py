@@ -32,6 +32,14 @@ VERIFY_OUTPUT_CAP = 1_000_000  # characters of stdout kept for the comparison
 _SHOWN = 200
 
 
+class VerifyFailed(ToolError):
+    """complete_task refused because the host's verify did not pass; `detail` says how."""
+
+    def __init__(self, message: str, detail: str) -> None:
+        super().__init__(message)
+        self.detail = detail
+
+
 @dataclass
 class VerifyOutcome:
     passed: bool
@@ -172,9 +180,10 @@ def complete_verified(
                     detail=outcome.detail,
                 )
             )
-            raise ToolError(
+            raise VerifyFailed(
                 f"task #{task_id} not completed: {outcome.detail}. "
-                "It stays in_progress with you; fix the cause and call complete_task again."
+                "It stays in_progress with you; fix the cause and call complete_task again.",
+                outcome.detail,
             )
     done = runtime.board.complete(task_id, owner, claim_token, result, actor=owner)
     runtime.events.emit(

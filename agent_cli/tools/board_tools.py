@@ -17,7 +17,7 @@ from ..board.models import Verify
 from ..errors import AgentCliError, CorruptFile, ToolError, UserError
 from ..events import MessageEvent, TaskEvent
 from ..team.assignments import check_pairing
-from .base import Tool, ToolContext
+from .base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
     from ..board.models import Task
@@ -210,18 +210,33 @@ def _claim(args: ClaimTaskInput, ctx: ToolContext) -> str:
 
 
 @user_errors
-def _complete(args: CompleteTaskInput, ctx: ToolContext) -> str:
+def _complete(args: CompleteTaskInput, ctx: ToolContext) -> str | ToolOutput:
     from ..names import LEAD
     from ..team.complete import complete_task
+    from ..team.landing import LandingRefused
+    from ..team.verify import VerifyFailed
 
     rt = _runtime(ctx)
     tm = rt.team.teammate(ctx.agent)
     gate = tm.gate if tm is not None else None
-    text = complete_task(rt, ctx, args.task_id, args.claim_token, args.result, gate)
+    try:
+        text = complete_task(rt, ctx, args.task_id, args.claim_token, args.result, gate)
+    except VerifyFailed as exc:
+        if tm is not None:
+            tm.note_blocked(f"verify failed: {exc.detail}")
+        raise
+    except LandingRefused as exc:  # a conflict or a failed verify on the merged state
+        if tm is not None:
+            tm.note_blocked(f"landing refused: {str(exc).splitlines()[0][:200]}")
+        raise
     if ctx.agent != LEAD:
         text += _report_result(rt, ctx.agent, args.task_id, args.result)
     _touch_teammate(rt, ctx.agent)
-    return text
+    if ctx.agent == LEAD:
+        return text
+    # The result already went to the lead: a teammate's turn ends here, with no request for
+    # a closing text; its next turn opens with this result and its next task.
+    return ToolOutput(text, end_turn=True)
 
 
 def _report_result(rt: Runtime, agent: str, task_id: int, result: str) -> str:

@@ -160,6 +160,11 @@ def _submit_plan(args: SubmitPlanInput, ctx: ToolContext) -> str:
 
 
 def _idle(args: IdleInput, ctx: ToolContext) -> ToolOutput:
+    rt = ctx.runtime
+    mate = rt.team.teammate(ctx.agent) if rt is not None else None
+    reminder = mate.idle_reminder() if mate is not None else None
+    if reminder is not None:  # it holds a task it neither finished nor reported: not yet
+        return ToolOutput(f"not idle yet: {reminder}")
     return ToolOutput("going idle: the host wakes you with a message or a new task", end_turn=True)
 
 

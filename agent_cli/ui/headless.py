@@ -15,7 +15,13 @@ is shut down cleanly at the end in every case.
 Failures are never silent: a lead turn that ends in a model error prints one line on stderr
 ("agent-cli: lead model error (connection): ...") and adds "error": {kind, message} to the
 JSON; a teammate that fails during the run (its `error` message to the lead) prints
-"agent-cli: teammate alice failed: ..." and is listed in "teammate_errors". Either exits 1.
+"agent-cli: teammate alice failed: ..." and is listed in "teammate_errors".
+
+The outcome is what the board says (ui/outcome.py): "outcome" is completed, unfinished,
+timed_out, interrupted or error; "unfinished" lists each task the run created or claimed and
+left undone, with the reason the host knows, one stderr line each. "tasks" is the board as
+the run leaves it on disk, after the shutdown. Exit 0 only for completed (or a run that
+touched no task), 130 when interrupted, else 1.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from ..errors import UserError
 from ..events import Event, MessageEvent, Notice
 from ..names import LEAD
 from ..pricing import cost_report
+from .outcome import EXIT_CODES, RunScope, assess, explain, unfinished_line
 from .toolbar import count_tasks
 
 NO_HUMAN = "no human to approve in headless mode"
@@ -117,32 +124,57 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
     denials.attach()
     failures = TeammateFailures()
     unsubscribe = runtime.events.subscribe(failures.on_event)
-    quiet = False
+    scope = RunScope.begin(runtime.board)
+    quiet, interrupted = False, False
     try:
         from .mcp_view import start_headless
 
         start_headless(runtime, err)
         lead = runtime.team.make_lead()
-        turns, finished = _lead_turn(runtime, lead, prompt, deadline)
-        quiet = finished
-        if finished and getattr(args, "wait", False):
-            more, quiet, finished = follow_up(runtime, lead, deadline)
-            turns += more
+        try:
+            turns, finished = _lead_turn(runtime, lead, prompt, deadline)
+            quiet = finished
+            if finished and getattr(args, "wait", False):
+                more, quiet, finished = follow_up(runtime, lead, deadline)
+                turns += more
+        except KeyboardInterrupt:  # Ctrl-C: stop, and still say what the board holds
+            interrupted, quiet, turns, finished = True, False, [], False
+            lead.interrupt()
         result = turns[-1] if turns else None
         report = build_report(runtime, lead, result, denials.snapshot())
         report["lead_turns"] = [_turn_record(t) for t in turns]
-        if not quiet:
+        if not quiet and not interrupted:
             report["timed_out"] = True
             report["still_running"] = still_running(runtime, lead_busy=not finished)
         _add_errors(report, lead_error(turns), failures.snapshot())
-        _print(report, getattr(args, "output_format", "text"), out, err)
+        touched = scope.touched(runtime.board)
+        known = explain(runtime, touched)  # before shutdown releases the held tasks
     finally:
         if not quiet:
             stop_teammates(runtime)  # out of time (or failing): do not wait for their work
         busy = runtime.close(5.0)
         runtime.broker.detach_ui()
         unsubscribe()
+    _settle(report, runtime, touched, known, interrupted)
+    _print(report, getattr(args, "output_format", "text"), out, err)
     return _finish(report, quiet, limit, busy, err)
+
+
+def _settle(report: dict[str, Any], runtime: Any, touched: list[int], known: Any,
+            interrupted: bool) -> None:
+    """The board as the run leaves it on disk, and the outcome it adds up to."""
+    snap = runtime.board.snapshot()
+    report["tasks"] = [t.model_dump(mode="json", by_alias=True) for t in snap.tasks]
+    report["problems"] = [p.model_dump(mode="json") for p in snap.problems]
+    outcome, unfinished = assess(
+        runtime, touched, known,
+        interrupted=interrupted,
+        timed_out=bool(report.get("timed_out")),
+        lead_failed="error" in report,
+        teammate_failed=bool(report["teammate_errors"]),
+    )
+    report["outcome"] = outcome
+    report["unfinished"] = unfinished
 
 
 def _add_errors(report: dict[str, Any], error: dict[str, str] | None,
@@ -154,19 +186,24 @@ def _add_errors(report: dict[str, Any], error: dict[str, str] | None,
 
 def _finish(report: dict[str, Any], quiet: bool, limit: float, busy: list[str],
             err: TextIO) -> int:
-    """The closing lines on stderr (errors, busy teammates, timeout) and the exit code."""
+    """The closing lines on stderr (errors, unfinished tasks, busy teammates, timeout) and
+    the exit code: 0 only for a completed run (or one that touched no task)."""
     for mate in report["teammate_errors"]:
         err.write(f"agent-cli: teammate {mate['message']}\n")
     error = report.get("error")
     if error is not None:
         err.write(f"agent-cli: lead model error ({error['kind']}): {error['message']}\n")
+    for entry in report["unfinished"]:
+        err.write(f"agent-cli: unfinished {unfinished_line(entry)}\n")
     if busy:
         err.write(f"agent-cli: still busy at exit: {', '.join(busy)}\n")
-    if not quiet:
+    if report.get("timed_out"):
         err.write(f"agent-cli: timed out after {limit:g}s; still running: "
                   f"{', '.join(report['still_running']) or 'nothing'}\n")
+    if report["outcome"] == "interrupted":
+        err.write("agent-cli: interrupted\n")
     err.flush()
-    return 1 if not quiet or error is not None or report["teammate_errors"] else 0
+    return EXIT_CODES[report["outcome"]]
 
 
 def follow_up(runtime: Any, lead: Any, deadline: float) -> tuple[list[Any], bool, bool]:
@@ -246,6 +283,8 @@ def build_report(runtime: Any, lead: Any, result: Any, denials: list[dict]) -> d
     return {
         "result": result.text if result is not None else "",
         "stop_reason": result.stop_reason if result is not None else "timeout",
+        "outcome": "",  # set from the board on disk once the team is shut down
+        "unfinished": [],
         "tasks": [t.model_dump(mode="json", by_alias=True) for t in snap.tasks],
         "problems": [p.model_dump(mode="json") for p in snap.problems],
         "team": [m.model_dump(mode="json") for m in members],
@@ -287,6 +326,10 @@ def _print(report: dict[str, Any], fmt: str, out: TextIO, err: TextIO) -> None:
         for t in tasks:
             owner = f" @{t['owner']}" if t.get("owner") else ""
             out.write(f"  #{t['id']} [{t['status']}]{owner} {t['subject']}\n")
+    if tasks:
+        out.write(f"\noutcome: {report['outcome']}\n")
+    for entry in report["unfinished"]:
+        out.write(f"  unfinished {unfinished_line(entry)}\n")
     out.flush()
     for d in report["denials"]:
         err.write(f"denied ({NO_HUMAN}): {d['agent']} {d['tool']} {d['target']}"

@@ -23,6 +23,7 @@ from ..events import (
     Event,
     MessageEvent,
     Notice,
+    RetryWait,
     StatusEvent,
     TaskEvent,
     TextDeltaEvent,
@@ -81,6 +82,8 @@ def event_line(event: Event, verbose: bool = False) -> Text | None:
         line.append(_status_words(event), style="red" if event.status == "failed" else "dim")
     elif isinstance(event, AgentError):
         line.append(f"error ({event.error_kind}): {shorten(event.message, 100)}", style="red")
+    elif isinstance(event, RetryWait):
+        line.append(f"{event.describe()}: {shorten(event.message, 80)}", style="yellow")
     elif isinstance(event, Notice):
         style = {"warning": "yellow", "warn": "yellow", "error": "red"}.get(event.level, "dim")
         line.append(shorten(event.text, 120), style=style)
@@ -143,7 +146,8 @@ class EventView:
         self._partial: dict[str, str] = {}  # each teammate's streamed text after its last \n
 
     def handle(self, event: Event) -> None:
-        if isinstance(event, (UsageEvent, StatusEvent, TaskEvent, TurnFinished, MessageEvent)):
+        if isinstance(event, (UsageEvent, StatusEvent, TaskEvent, TurnFinished, MessageEvent,
+                              RetryWait)):
             self.on_change()
         if event.agent == LEAD and self._lead_live(event):
             return
@@ -175,6 +179,10 @@ class EventView:
     def _teammate_text(self, event: Event) -> bool:
         """Buffer a teammate's streamed text and, with /verbose, print each line once it is
         complete; True when the event needs nothing else printed."""
+        if isinstance(event, RetryWait):  # the failed attempt's text is streamed again
+            with self._lock:
+                self._partial.pop(event.agent, None)
+            return False
         if isinstance(event, TextDeltaEvent):
             with self._lock:
                 text = self._partial.get(event.agent, "") + event.text
@@ -218,6 +226,11 @@ class EventView:
                 self._activity = f"{event.tool}({shorten(event.summary, 40)})"
             self.on_change()
             return True
+        if isinstance(event, RetryWait):  # what a failed stream showed is sent again
+            with self._lock:
+                self._stream = ""
+            self.on_change()
+            return False
         if isinstance(event, (ToolFinished, TurnFinished)):
             with self._lock:
                 self._activity = ""

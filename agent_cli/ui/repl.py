@@ -162,6 +162,9 @@ class Repl:
         text, activity = self.view.live()
         frags = [("class:stream", line + "\n") for line in stream_tail(text, self.width() - 1)]
         line = spinner_line(self.lead.started_at, activity)
+        retry = self.runtime.retries.describe("lead")
+        if retry:
+            line += f" · {retry} (esc cancels)"
         if self.lead.queued:
             line += f" · {self.lead.queued} queued"
         frags.append(("class:spinner", line + "\n"))

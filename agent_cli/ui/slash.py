@@ -109,8 +109,14 @@ def _task_id(arg: str) -> int:
 def cmd_team(ctx: SlashContext, arg: str) -> None:
     snap = ctx.runtime.roster.snapshot()
     lead = ctx.lead.agent
-    lead_row = ("working" if ctx.lead.busy else "idle", lead.usage.total)
-    members = [m for m in snap.members if m.name != "lead"]
+    retries = ctx.runtime.retries.waiting()
+    state = "working" if ctx.lead.busy else "idle"
+    lead_row = (f"{state}, {retries['lead']}" if "lead" in retries else state, lead.usage.total)
+    members = [  # a teammate waiting to retry its model call says so where its reason goes
+        m.model_copy(update={"idle_reason": retries[m.name]}) if m.name in retries else m
+        for m in snap.members
+        if m.name != "lead"
+    ]
     ctx.console.print(tables.team_table(lead_row, members))
     if snap.problem:
         ctx.console.print(Text(f"team config unreadable: {snap.problem}", style="red"))

@@ -73,6 +73,7 @@ class StatusSnapshot:
     counts: Counts = field(default_factory=Counts)
     lead_unread: int = 0  # messages for the lead that no turn has taken in yet
     plans_waiting: int = 0  # of which plan approval requests (a teammate is blocked)
+    retries: dict[str, str] = field(default_factory=dict)  # agent -> "retrying in 4 s (...)"
     error: str = ""
 
 
@@ -108,6 +109,8 @@ class StatusCache:
             unread = self.runtime.team.lead_unread()
             snap.lead_unread = len(unread)
             snap.plans_waiting = sum(m.type == "plan_approval_request" for m in unread)
+            retries = getattr(self.runtime, "retries", None)
+            snap.retries = retries.waiting() if retries is not None else {}
         except Exception as exc:  # a toolbar must never take the prompt down
             snap.error = f"{type(exc).__name__}: {exc}"
         with self._lock:
@@ -134,12 +137,16 @@ def _fragments(
         frags.append(("class:tb.danger", " ⚠ bypassPermissions "))
     else:
         frags.append(("class:tb.mode", mode if short else f"mode: {mode}"))
+    if snap.retries.get("lead"):
+        frags.append(("class:tb.danger", f"  lead {snap.retries['lead']}"))
     frags.append(("", " │ " if short else "  │ "))
     if snap.members:
         for m in snap.members:
             mark = STATE_MARKS.get(m.status, "?")
             what = f"#{m.current_task}" if m.current_task else m.status.replace("_", " ")
             frags += [(agent_ptk_style(m.name) + " bold", m.name), ("", f" {mark} {what}  ")]
+            if snap.retries.get(m.name):
+                frags.append(("class:tb.danger", f"{snap.retries[m.name]}  "))
     else:
         frags.append(("class:tb.dim", "no teammates  "))
     frags.append(("", "│ "))

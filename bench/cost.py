@@ -1,0 +1,124 @@
+"""Benchmark of what a task costs in model calls and tokens, through the real SDK against the
+wire-level stub (tests/stub_server.py, prompt caching modelled), in a headless `--wait` run.
+
+    python bench/cost.py [--json]
+
+Scenarios:
+  abc      the lead creates A, B and C (C blocked by A and B) and spawns alice and bob; a
+           teammate's whole work on a task is one complete_task call.
+  verify   the lead creates one task with a host verify (`python3 -c "print(42)"` must print
+           42, allowed by a rule) and spawns alice, who completes it.
+
+Per scenario:
+  requests_per_task          teammates' model requests per completed task (target 1.0 in abc:
+                             a successful complete_task ends the turn, no closing-text call)
+  lead_requests              the lead's model requests
+  input/cached/cache_write/output_tokens_per_task   all agents' tokens per completed task, as
+                             the stub counted them (cached = cache reads)
+  prefix_cached_pct          of each agent's requests after its first, the share whose cache
+                             read covers at least its system prompt + tools (target 100)
+  outcome                    the run's headless outcome (must be completed)
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import tempfile
+from argparse import Namespace
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+sys.path.insert(0, str(TESTS))
+
+from stub_server import StubServer, _cache_blocks  # noqa: E402
+from test_e2e_claude_support import agent_of  # noqa: E402
+from test_fallible_support import Crew, complete, wire_runtime  # noqa: E402
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "abc": {
+        "teammates": ("alice", "bob"),
+        "tasks": [{"subject": "A"}, {"subject": "B"}, {"subject": "C", "blocked_by": [1, 2]}],
+        "allow": [],
+    },
+    "verify": {
+        "teammates": ("alice",),
+        "tasks": [{"subject": "print the answer", "verify": {
+            "command": 'python3 -c "print(42)"', "expected_stdout": "42"}}],
+        "allow": ['Bash(python3 -c "print(42)")'],
+    },
+}
+
+
+def run(name: str) -> dict[str, Any]:
+    from agent_cli.ui.headless import run_headless
+
+    spec = SCENARIOS[name]
+    crew = Crew({n: (lambda body, turn: complete(body, "done")) for n in spec["teammates"]},
+                tasks=spec["tasks"])
+    with tempfile.TemporaryDirectory() as tmp, StubServer(responder=crew,
+                                                          model_cache=True) as stub:
+        rt = wire_runtime(Path(tmp), stub, allow=spec["allow"])
+        out = io.StringIO()
+        code = run_headless(rt, Namespace(prompt="go", wait=True, timeout=60,
+                                          output_format="json"), out=out, err=io.StringIO())
+        report = json.loads(out.getvalue())
+        served = list(stub.served)
+        rejected = len(stub.rejections)
+    return figures(report, code, served, spec["teammates"], rejected)
+
+
+def figures(report: dict, code: int, served: list, mates: tuple, rejected: int) -> dict:
+    done = sum(t["status"] == "completed" for t in report["tasks"]) or 1
+    per_agent: dict[str, list[tuple[dict, dict]]] = {}
+    for body, usage in served:
+        per_agent.setdefault(agent_of(body, mates), []).append((body, usage))
+    later = [(b, u) for reqs in per_agent.values() for b, u in reqs[1:]]
+    covered = sum(u["cache_read_input_tokens"] >= prefix_tokens(b) for b, u in later)
+    total = {k: sum(u[k] for _, u in served) for k in (
+        "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+        "output_tokens")}
+    return {
+        "outcome": report["outcome"],
+        "exit_code": code,
+        "tasks_completed": done,
+        "requests_per_task": round(sum(len(per_agent.get(m, [])) for m in mates) / done, 2),
+        "lead_requests": len(per_agent.get("lead", [])),
+        "input_tokens_per_task": round(total["input_tokens"] / done),
+        "cached_tokens_per_task": round(total["cache_read_input_tokens"] / done),
+        "cache_write_tokens_per_task": round(total["cache_creation_input_tokens"] / done),
+        "output_tokens_per_task": round(total["output_tokens"] / done),
+        "prefix_cached_pct": round(100 * covered / len(later), 1) if later else 100.0,
+        "rejected_requests": rejected,
+    }
+
+
+def prefix_tokens(body: dict) -> int:
+    """Tokens of the tools + system prompt, estimated the way the stub counts them."""
+    n = len(body.get("tools") or []) + len(body.get("system") or [])
+    return sum(max(1, len(json.dumps(b, sort_keys=True)) // 4)
+               for b, _ in _cache_blocks(body)[:n])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    results = {name: run(name) for name in SCENARIOS}
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for name, figs in results.items():
+            print(f"{name}:")
+            for key, value in figs.items():
+                print(f"  {key:<28} {value}")
+    ok = all(r["outcome"] == "completed" and r["rejected_requests"] == 0
+             for r in results.values())
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
