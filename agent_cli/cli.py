@@ -115,7 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="allow rule, e.g. 'Bash(git status)' or 'Write(src/**)'")
     parser.add_argument("--deny", action="append", default=[], metavar="RULE",
                         help="deny rule (deny wins over allow)")
-    parser.add_argument("--permission-mode", choices=PERMISSION_MODES, default="default")
+    parser.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None,
+                        help="default: permissions.defaultMode from the settings layers, "
+                        "else default")
     parser.add_argument("--dangerously-skip-permissions", action="store_true",
                         help="allow bypassPermissions mode (always shown in the toolbar)")
     parser.add_argument("--idle-timeout", type=idle_seconds, default=60.0, metavar="S",
@@ -170,13 +172,19 @@ def workdir_of(args: argparse.Namespace) -> Path:
 def runtime_config(args: argparse.Namespace):
     from .runtime import RuntimeConfig
 
-    mode = args.permission_mode
+    from .permissions.layers import session_defaults
+
+    defaults = session_defaults(workdir_of(args))  # settings layers; flags override them
+    mode = args.permission_mode or defaults.get("permission_mode", "default")
     if mode == "bypassPermissions" and not args.dangerously_skip_permissions:
         raise UserError("bypassPermissions needs --dangerously-skip-permissions")
     if args.dangerously_skip_permissions and mode == "default":
         mode = "bypassPermissions"
+    model = args.model
+    if model is None and not os.environ.get("AGENT_CLI_MODEL", "").strip():
+        model = defaults.get("model")
     config = RuntimeConfig(
-        model=args.model,
+        model=model,
         permission_mode=mode,
         allow=list(args.allow),
         deny=list(args.deny),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # A conversation our loop would have to repair before a request fails the test (and the
     # CLI subprocesses, which inherit it) instead of being fixed quietly: agent/agent.py.
     os.environ.setdefault("AGENT_CLI_STRICT_CONVERSATION", "1")
+    # The user's own ~/.agent-cli (settings, AGENTS.md) never leaks into a test: an empty
+    # user directory for the whole session (tests of the user layer point it elsewhere).
+    os.environ["AGENT_CLI_HOME"] = tempfile.mkdtemp(prefix="agent-cli-home-")
 
 
 @pytest.fixture

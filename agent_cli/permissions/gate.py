@@ -3,9 +3,9 @@
 Order: read-only tools are allowed (never ask, never audited). Otherwise: deny rules -> the
 plan gate (a teammate whose plan is not approved yet; skipped for plan_exempt tools) ->
 coordination tools without a permission kind are allowed (not audited) -> the mode (plan
-refuses, bypassPermissions allows, acceptEdits allows file changes) -> allow rules (settings,
-flags, session) -> the human through the approval broker. Every other decision is appended
-to the audit log. A denial is a Decision whose message becomes the tool result.
+refuses, bypassPermissions allows) -> ask rules (straight to the human) -> acceptEdits allows
+file changes -> allow rules (settings layers, flags, session) -> the human through the
+approval broker. Every other decision is appended to the audit log. A denial is a Decision whose message becomes the tool result.
 
 File writes into .agent-cli/, .tasks/, .team/ and .git/ skip acceptEdits and allow rules:
 they always ask (bypassPermissions excepted), so a model cannot grant itself permissions or
@@ -113,6 +113,8 @@ class PermissionGate:
                     f"rule might match what it runs, because {unseen}.", reason=unseen
                 )
             return Decision(True, "mode bypassPermissions")
+        if self.policy.find("ask", kind, target) is not None:
+            return self._ask(tool, args, ctx, target, noun)  # ask rules beat allow and modes
         guarded = kind in ("Write", "Edit") and is_protected(target)
         if mode == "acceptEdits" and kind in ("Write", "Edit") and not guarded:
             return Decision(True, "mode acceptEdits")
