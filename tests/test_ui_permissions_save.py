@@ -80,7 +80,7 @@ def test_bad_save_requests_are_one_line_and_write_nothing(workdir: Path) -> None
         ("/permissions save Bash(git push)", "error: no session rule 'Bash(git push)' to save"),
         ("/permissions save", "error: usage: /permissions"),
         ("/permissions allow Bash(ls *x) --save", "error:"),
-        ("/permissions remove Bash(ls) --save", "error: --save goes with allow or deny"),
+        ("/permissions remove Bash(ls) --save", "error: --save goes with allow, deny or ask"),
         ("/permissions keep Bash(ls)", "error: usage: /permissions"),
     ]:
         ok, out = run(policy, line)

@@ -26,7 +26,7 @@ from .settings import load_settings, update_rule, update_settings
 LAYER_NAMES = ("user", "project", "local")
 USER_DIR_ENV = "AGENT_CLI_HOME"
 LOCAL_NAME = "settings.local.json"
-EXCLUDE_PATTERN = ".agent-cli/settings.local.json"
+EXCLUDE_PATTERNS = ("**/.agent-cli/settings.local.json", "**/.agent-cli/*.lock")
 
 
 def user_dir() -> Path:
@@ -123,9 +123,12 @@ class SettingsLayers:
         return removed
 
     def keep_local_out_of_git(self) -> bool:
-        """Add settings.local.json to .git/info/exclude when the workdir is in a repository."""
+        """Add settings.local.json (and the settings lock files) to .git/info/exclude when
+        the workdir is in a repository."""
         root = find_repo_root(self.workdir)
-        return add_to_exclude(root, EXCLUDE_PATTERN) if root is not None else False
+        if root is None:
+            return False
+        return any([add_to_exclude(root, pattern) for pattern in EXCLUDE_PATTERNS])
 
 
 def session_defaults(workdir: Path) -> dict[str, str]:
