@@ -170,9 +170,8 @@ def workdir_of(args: argparse.Namespace) -> Path:
 
 
 def runtime_config(args: argparse.Namespace):
-    from .runtime import RuntimeConfig
-
     from .permissions.layers import session_defaults
+    from .runtime import RuntimeConfig
 
     defaults = session_defaults(workdir_of(args))  # settings layers; flags override them
     mode = args.permission_mode or defaults.get("permission_mode", "default")

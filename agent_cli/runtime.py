@@ -8,6 +8,7 @@ the team of teammate threads. Components take plain paths and callbacks so they 
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,9 @@ class RuntimeConfig:
     lease_s: float | None = None  # claim lease (None: $AGENT_CLI_LEASE_S, else 10 minutes)
     session: str | None = None  # None: no session; "new"; "continue"; or a session id
     worktrees: str | None = None  # "on" / "off" (--worktrees); None: settings, else auto
+    append_system_prompt: str = ""  # --append-system-prompt: added to the lead's system prompt
+    max_turns: int | None = None  # --max-turns: lead model requests in a headless run
+    user_dir: Path | None = None  # ~/.agent-cli (settings, AGENTS.md); None: $AGENT_CLI_HOME
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -45,6 +49,7 @@ class Runtime:
         from .permissions.audit import AuditLog
         from .permissions.broker import ApprovalBroker
         from .permissions.gate import PermissionGate
+        from .permissions.layers import SettingsLayers
         from .permissions.policy import PermissionPolicy
         from .team.liveness import OwnerLiveness
         from .team.mailbox import Mailbox
@@ -53,6 +58,7 @@ class Runtime:
 
         self.workdir = Path(workdir).resolve()
         self.config = config or RuntimeConfig()
+        self.session_id = uuid.uuid4().hex
         self.tasks_dir = self.workdir / ".tasks"
         self.team_dir = self.workdir / ".team"
         self.events = EventBus()
@@ -66,8 +72,10 @@ class Runtime:
         )
         self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
         self.protocols = ProtocolStore(self.team_dir)
+        self.settings = SettingsLayers(self.workdir, self.config.user_dir)
         self.policy = PermissionPolicy(
             self.workdir,
+            layers=self.settings,
             mode=self.config.permission_mode,
             allow=self.config.allow,
             deny=self.config.deny,
@@ -83,6 +91,8 @@ class Runtime:
         self.session = None  # team.sessions.Session once team.resume.start_session ran
         self.resuming: list = []  # roster Members taken over, to start (team.resume)
         self._worktrees = None
+        self._memory = None
+        self._memory_lock = threading.Lock()
 
     @classmethod
     def open(cls, workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -107,6 +117,21 @@ class Runtime:
                 if self._worktrees.landing is not None:
                     self._worktrees.landing.resume()  # a landing a killed run left
         return self._worktrees
+
+    @property
+    def memory(self):  # -> memory.ProjectMemory: read once, at first use
+        """The project memory files (AGENTS.md, CLAUDE.md, ...); warnings become Notices."""
+        with self._memory_lock:
+            if self._memory is not None:
+                return self._memory
+            from .memory import load_memory
+
+            self._memory = load_memory(self.workdir, self.settings.layer("user").path.parent)
+        from .events import Notice
+
+        for warning in self._memory.warnings:
+            self.events.emit(Notice("lead", f"memory: {warning}", level="warning"))
+        return self._memory
 
     def model_spec(self, spec: str | None = None) -> str:
         from .models.registry import resolve_spec

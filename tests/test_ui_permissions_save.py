@@ -1,6 +1,7 @@
 """Keeping a permission rule: "allow always" adds a session rule and says how to keep it;
 `/permissions allow|deny RULE --save` and `/permissions save RULE` write the local layer,
-.agent-cli/settings.local.json (which a later session reads); bad input is one error line and writes nothing."""
+.agent-cli/settings.local.json (which a later session reads); bad input is one error line and
+writes nothing."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from test_ui_repl import WAIT, Harness, ask_from_thread, make_runtime
 from agent_cli.permissions.policy import PermissionPolicy
 from agent_cli.ui.render import UiSettings
 from agent_cli.ui.slash import SlashContext, dispatch
-
 
 LOCAL = ".agent-cli/settings.local.json"
 
@@ -41,7 +41,7 @@ def settings(workdir: Path) -> dict:
 def test_allow_and_deny_with_save_reach_settings_and_the_next_session(workdir: Path) -> None:
     policy = PermissionPolicy(workdir)
     ok, out = run(policy, "/permissions allow Bash(git status) --save")
-    assert ok and "added allow rule Bash(git status) (saved to .agent-cli/settings.local.json)" in out
+    assert ok and f"added allow rule Bash(git status) (saved to {LOCAL})" in out
     ok, out = run(policy, "/permissions deny Bash(rm *) --save")
     assert ok and "added deny rule Bash(rm *)" in out
     assert settings(workdir) == {"allow": ["Bash(git status)"], "deny": ["Bash(rm *)"]}

@@ -5,7 +5,8 @@ plan gate (a teammate whose plan is not approved yet; skipped for plan_exempt to
 coordination tools without a permission kind are allowed (not audited) -> the mode (plan
 refuses, bypassPermissions allows) -> ask rules (straight to the human) -> acceptEdits allows
 file changes -> allow rules (settings layers, flags, session) -> the human through the
-approval broker. Every other decision is appended to the audit log. A denial is a Decision whose message becomes the tool result.
+approval broker. Every other decision is appended to the audit log. A denial is a Decision
+whose message becomes the tool result.
 
 File writes into .agent-cli/, .tasks/, .team/ and .git/ skip acceptEdits and allow rules:
 they always ask (bypassPermissions excepted), so a model cannot grant itself permissions or

@@ -2,8 +2,9 @@
 
 Rules come from the settings layers (user, project, local: layers.py), the `--allow` /
 `--deny` flags, and the session ("allow always" answers); saving writes the local layer.
-Effects: allow, deny and ask (an ask rule makes a call ask even where an allow rule matches). Each rule is parsed when it arrives, so an invalid one is a one-line
-UserError at load time, never a surprise at call time. Thread-safe: teammates consult the
+Effects: allow, deny and ask (an ask rule makes a call ask even where an allow rule
+matches). Each rule is parsed when it arrives, so an invalid one is a one-line UserError at
+load time, never a surprise at call time. Thread-safe: teammates consult the
 policy while the UI thread changes the mode or adds rules.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 from ..errors import UserError
+from .layers import SettingsLayers
 from .rules import InvalidRule, Rule, parse_rule
 from .layers import SettingsLayers
 from .settings import update_rule

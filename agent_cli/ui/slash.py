@@ -18,6 +18,7 @@ from rich.text import Text
 from ..errors import AgentCliError, UserError
 from ..names import check_name
 from . import tables
+from .memory_view import cmd_memory
 from .render import UiSettings
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -292,6 +293,8 @@ COMMANDS: dict[str, Command] = {
         Command("/model", "/model [NAME]", "show or change the lead's model", cmd_model),
         Command("/permissions", "/permissions [allow|deny|save|remove RULE]",
                 "rules in force and their source; --save keeps one", cmd_permissions),
+        Command("/memory", "/memory", "project memory files loaded (AGENTS.md, CLAUDE.md)",
+                cmd_memory),
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
         Command("/cost", "/cost", "tokens and dollars per agent and in total", cmd_cost),
         Command("/mcp", "/mcp", "MCP servers: state and tools", cmd_mcp),
