@@ -71,6 +71,17 @@ def token_count(text: str) -> int:
     return value
 
 
+def turn_count(text: str) -> int:
+    """argparse type: a whole number of model requests >= 1 (--max-turns)."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a number above 0")
+    return value
+
+
 def workdir_parent() -> argparse.ArgumentParser:
     """-C/--workdir accepted before or after a subcommand."""
     p = argparse.ArgumentParser(add_help=False)
@@ -110,7 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="headless: wait until the team is quiet before printing")
     parser.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
                         help="headless --wait limit in seconds (default 600)")
-    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument("--output-format", choices=("text", "json", "stream-json"),
+                        default="text", help="headless output: text, one JSON report, or "
+                        "stream-json (one JSON object per line as things happen)")
+    parser.add_argument("--max-turns", type=turn_count, default=None, metavar="N",
+                        help="headless: at most N lead model requests in this run")
+    parser.add_argument("--append-system-prompt", default="", metavar="TEXT",
+                        help="text added to the end of the lead's system prompt")
     parser.add_argument("--allow", action="append", default=[], metavar="RULE",
                         help="allow rule, e.g. 'Bash(git status)' or 'Write(src/**)'")
     parser.add_argument("--deny", action="append", default=[], metavar="RULE",
@@ -190,6 +207,8 @@ def runtime_config(args: argparse.Namespace):
         allow_bypass=args.dangerously_skip_permissions,
         idle_timeout_s=args.idle_timeout,
         worktrees=getattr(args, "worktrees", None),
+        append_system_prompt=getattr(args, "append_system_prompt", "") or "",
+        max_turns=getattr(args, "max_turns", None),
     )
     from .board.leases import lease_from_env
 

@@ -49,6 +49,7 @@ class Runtime:
         from .permissions.audit import AuditLog
         from .permissions.broker import ApprovalBroker
         from .permissions.gate import PermissionGate
+        from .permissions.hooks import HookRunner, load_hooks
         from .permissions.layers import SettingsLayers
         from .permissions.policy import PermissionPolicy
         from .team.liveness import OwnerLiveness
@@ -84,6 +85,9 @@ class Runtime:
         self.broker = ApprovalBroker()
         self.audit = AuditLog(self.team_dir / "audit.jsonl")
         self.gate = PermissionGate(self.policy, self.broker, self.audit)
+        specs, self.hook_warnings = load_hooks(self.settings)
+        self.hooks = HookRunner(specs, self.workdir, self.events.emit, self.audit,
+                                self.session_id, self._hook_context)
         self._models: dict[str, Model] = {}
         self._models_lock = threading.Lock()
         self._team = None
@@ -132,6 +136,18 @@ class Runtime:
         for warning in self._memory.warnings:
             self.events.emit(Notice("lead", f"memory: {warning}", level="warning"))
         return self._memory
+
+    def _hook_context(self, agent: str) -> dict:
+        """What every hook's JSON adds about `agent`: mode, team, and its task if it holds one."""
+        from .names import LEAD
+
+        extra: dict = {"permission_mode": self.policy.mode, "team_name": self.roster.team_name}
+        if agent != LEAD:
+            extra["teammate_name"] = agent
+        held = self.board.held_by(agent)
+        if held is not None:
+            extra["task"] = {"id": held.id, "subject": held.subject}
+        return extra
 
     def model_spec(self, spec: str | None = None) -> str:
         from .models.registry import resolve_spec

@@ -141,6 +141,24 @@ def run_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> Ver
     return check_verify(verify, runtime.workdir, ctx.cancel)
 
 
+def _completion_hook(runtime: Runtime, ctx: ToolContext, task: Task, result: str) -> None:
+    """TaskCompleted hooks may refuse a completion, exactly like a failed verify."""
+    hooks = getattr(runtime, "hooks", None)
+    if hooks is None:
+        return
+    why = hooks.refusal("TaskCompleted", ctx.agent, {
+        "task": {"id": task.id, "subject": task.subject}, "task_id": task.id,
+        "task_subject": task.subject, "task_description": task.description, "result": result,
+    }, ctx.cancel)
+    if why is None:
+        return
+    detail = f"TaskCompleted hook: {why}"
+    runtime.events.emit(TaskEvent(agent=ctx.agent, action="verify_failed", task_id=task.id,
+                                  subject=task.subject, detail=detail))
+    raise ToolError(f"task #{task.id} not completed: {detail}. It stays in_progress with you; "
+                    "fix the cause and call complete_task again.")
+
+
 def complete_verified(
     runtime: Runtime, ctx: ToolContext, task_id: int, claim_token: str, result: str, gate=None
 ) -> str:
@@ -176,6 +194,7 @@ def complete_verified(
                 f"task #{task_id} not completed: {outcome.detail}. "
                 "It stays in_progress with you; fix the cause and call complete_task again."
             )
+    _completion_hook(runtime, ctx, task, result)
     done = runtime.board.complete(task_id, owner, claim_token, result, actor=owner)
     runtime.events.emit(
         TaskEvent(
