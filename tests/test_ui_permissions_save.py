@@ -109,24 +109,24 @@ def harness(workdir: Path):
     rt.close(2.0)
 
 
-def test_allow_always_at_an_approval_says_how_to_keep_the_rule(harness: Harness) -> None:
+def test_dont_ask_again_at_an_approval_saves_the_rule_to_the_local_layer(
+    harness: Harness,
+) -> None:
     rt = harness.rt
     asker, box = ask_from_thread(rt, "alice", "python main.py")
     text = harness.screen.wait_for("what to do differently")
-    # The three choices, exactly as issue 5 has them.
+    # The three choices (issue 5); "don't ask again" saves to the local layer (issue 15).
     choices = [line.strip("│ ") for line in text.splitlines()
                if line.startswith("│   ") and line.strip("│ ")]
     assert choices == ["1 Yes",
-                       "2 Yes, and don't ask again for Bash(python main.py) (adds this rule for "
-                       "the session)",
+                       "2 Yes, and don't ask again for Bash(python main.py) (saves it to "
+                       ".agent-cli/settings.local.json)",
                        "3 No, and tell alice what to do differently"]
     harness.send("2")
     asker.join(WAIT)
     assert box["decision"].answer == "allow_always"
-    out = harness.screen.wait_for("to keep it: /permissions save Bash(python main.py)")
-    assert "alice allowed; rule added: Bash(python main.py) (this session)" in out
-    settings_path = rt.workdir / LOCAL
-    assert not settings_path.exists()  # a session rule until the user keeps it
-    harness.command("/permissions save Bash(python main.py)", "saved allow rule")
+    out = harness.screen.wait_for("(saved to .agent-cli/settings.local.json)")
+    assert "alice allowed; rule added: Bash(python main.py)" in out
     assert settings(rt.workdir)["allow"] == ["Bash(python main.py)"]
+    assert not (rt.workdir / ".agent-cli" / "settings.json").exists()  # never the project
     assert PermissionPolicy(rt.workdir).find("allow", "Bash", "python main.py") is not None
