@@ -121,3 +121,19 @@ def test_headless_runs_session_start_and_end(workdir: Path, tmp_path: Path) -> N
     assert start.calls()[0]["hook_event_name"] == "SessionStart"
     assert end.calls()[0]["reason"] == "other"
     assert start.calls()[0]["session_id"] == end.calls()[0]["session_id"]
+
+
+def test_headless_prompt_blocked_by_a_hook_never_reaches_the_model(workdir: Path,
+                                                                   tmp_path: Path) -> None:
+    configure(workdir, {"UserPromptSubmit": [("", Hook(tmp_path, "p", code=2,
+                                                       stderr="no deploys on friday"))]})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"lead": []}))  # any model request would fail the run
+    proc = subprocess.run([sys.executable, "-m", "agent_cli", "--model", f"script:{script}",
+                           "-C", str(workdir), "-p", "deploy now", "--output-format", "json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    report = json.loads(proc.stdout)
+    assert report["stop_reason"] == "prompt_blocked" and report["lead_turns"] == []
+    assert "blocked by a UserPromptSubmit hook" in proc.stderr
+    assert "error" not in report

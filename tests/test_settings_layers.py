@@ -186,3 +186,19 @@ def test_a_corrupt_user_layer_is_one_line_naming_it(workdir: Path, home: Path) -
     with pytest.raises(UserError) as exc:
         PermissionPolicy(workdir)
     assert str(home / "settings.json") in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_slash_permissions_ask_save_writes_the_local_layer(workdir: Path) -> None:
+    policy = PermissionPolicy(workdir)
+    out = StringIO()
+    ctx = SlashContext(Console(file=out, width=200, color_system=None),
+                       SimpleNamespace(policy=policy), SimpleNamespace(busy=False, agent=None),
+                       UiSettings())
+    assert dispatch(ctx, "/permissions ask Bash(git push *) --save").ok
+    assert "added ask rule Bash(git push *) (saved to .agent-cli/settings.local.json)" in \
+        out.getvalue()
+    assert json.loads((workdir / LOCAL).read_text()) == {
+        "permissions": {"ask": ["Bash(git push *)"]}}
+    assert PermissionPolicy(workdir).find("ask", "Bash", "git push origin") is not None
+    assert dispatch(ctx, "/permissions remove Bash(git push *)").ok
+    assert json.loads((workdir / LOCAL).read_text())["permissions"]["ask"] == []
