@@ -116,3 +116,29 @@ def test_a_teammate_idle_hook_that_always_blocks_is_bounded(
     rec.wait_for(lambda: any("in a row" in e.text for e in rec.of("Notice")), what="bound")
     assert rt.team.wait_quiet(10.0)
     assert len(model.requests_for("alice")) == MAX_STREAK + 1
+
+
+def test_a_pre_tool_use_hook_sees_and_can_refuse_a_verify_command(
+    workdir: Path, tmp_path: Path, cleanup
+) -> None:
+    hook = Hook(tmp_path, "pre", code=2, stderr="verify commands need review")
+    configure(workdir, {"PreToolUse": [("Bash", hook)]})
+    from agent_cli.board.models import Verify
+
+    model = ScriptedModel({"alice": [
+        lambda req: Reply("", [Call("complete_task", {
+            "task_id": claimed_in(req)[0], "claim_token": claimed_in(req)[1],
+            "result": "done"})]),
+        Reply("could not")]})
+    rt = make_runtime(workdir, model, allow=["Bash(touch verified)"])
+    cleanup(rt)
+    rec = Recorder(rt)
+    task = rt.board.create("check it", verify=Verify(command="touch verified",
+                                                     expected_exit_code=0), actor="lead")
+    rt.team.spawn("alice", "dev")
+    failed = rec.wait_event("TaskEvent", action="verify_failed")
+    assert "verify commands need review" in failed.detail
+    assert not (workdir / "verified").exists()
+    assert rt.board.get(task.id).status == "in_progress"
+    call = hook.calls()[0]
+    assert call["tool_name"] == "shell" and call["tool_input"] == {"command": "touch verified"}

@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..agent.tool_hooks import pre_tool_use
 from ..errors import Refused, ToolError
 from ..events import TaskEvent
+from ..models.base import ToolUseBlock
 from ..tools.base import ToolContext
 from ..tools.shell import run_process, shell_tool
 
@@ -123,7 +125,14 @@ def ask_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> Ver
     shell = shell_tool()
     args = shell.parse({"command": task.verify.command})
     vctx = replace(ctx, purpose=verify_purpose(task))
-    decision = (gate or runtime.gate).check(shell, args, vctx)
+    # PreToolUse hooks see the verify command as the shell call it is.
+    use = ToolUseBlock(id=f"verify_task_{task.id}", name=shell.name,
+                       input={"command": task.verify.command})
+    hook, refusal = pre_tool_use(getattr(runtime, "hooks", None), ctx.agent, use, ctx.cancel)
+    if refusal is not None:
+        return VerifyOutcome(False, f"verify command was not run: {refusal.content}", True)
+    extra = {"hook": hook.permission} if hook is not None and hook.permission else {}
+    decision = (gate or runtime.gate).check(shell, args, vctx, **extra)
     record_verify(runtime.audit, task, ctx.agent, decision.allowed, decision.source)
     if not decision.allowed:
         return VerifyOutcome(False, f"verify command was not run: {decision.message}", True)
