@@ -22,6 +22,7 @@ from .repo import find_repo_root
 MEMORY_NAMES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
 MAX_BYTES = 40 * 1024
 MAX_DEPTH = 5
+MAX_FILES = 100  # files in all (memory files + imports): a fan-out of imports stops here
 IMPORT_RE = re.compile(r"^\s*@(\S+)\s*$")
 HEADING = "# Project memory"
 
@@ -96,6 +97,9 @@ class _Reader:
             return None
         got = self.read(path, boundary)
         if got is None:
+            return None
+        if len(self.memory.files) >= MAX_FILES:
+            self.memory.warnings.append(f"{path}: not loaded (at most {MAX_FILES} memory files)")
             return None
         self.seen.add(real)
         data, size = got

@@ -58,11 +58,15 @@ def test_levels_load_root_first_up_to_the_repository_root(repo: Path, tmp_path: 
 def test_outside_a_repository_every_parent_up_to_the_root_is_read(tmp_path: Path) -> None:
     wd = tmp_path / "a" / "b"
     wd.mkdir(parents=True)
-    write(tmp_path / "a" / "AGENTS.md", "PARENT")
+    write(tmp_path / "a" / "AGENTS.md", "PARENT\n@sibling.md\n@b/inside.md")
+    write(tmp_path / "a" / "sibling.md", "SIBLING")  # above the workdir: not importable
+    write(wd / "inside.md", "INSIDE")
     write(wd / "CLAUDE.md", "HERE")
     mem = load_memory(wd, None)
-    assert "PARENT" in mem.block() and "HERE" in mem.block()
+    assert "PARENT" in mem.block() and "HERE" in mem.block() and "INSIDE" in mem.block()
     assert mem.block().index("PARENT") < mem.block().index("HERE")
+    assert "SIBLING" not in mem.block()
+    assert len(mem.warnings) == 1 and "@sibling.md not imported (outside" in mem.warnings[0]
 
 
 def test_imports_expand_relative_to_the_importing_file(repo: Path) -> None:
@@ -126,6 +130,17 @@ def test_an_import_cycle_or_a_repeat_is_loaded_once(repo: Path) -> None:
     (repo / "CLAUDE.md").symlink_to("AGENTS.md")  # the common CLAUDE.md -> AGENTS.md link
     mem = load_memory(repo, None)
     assert mem.block().count("A\nB") == 1 and len(mem.files) == 2
+
+
+def test_a_fan_out_of_imports_stops_at_the_file_limit(repo: Path) -> None:
+    from agent_cli.memory import MAX_FILES
+
+    write(repo / "AGENTS.md", "\n".join(f"@f{i}.md" for i in range(MAX_FILES + 20)))
+    for i in range(MAX_FILES + 20):
+        write(repo / f"f{i}.md", f"F{i}")
+    mem = load_memory(repo, None)
+    assert len(mem.files) == MAX_FILES
+    assert len([w for w in mem.warnings if f"at most {MAX_FILES} memory files" in w]) == 21
 
 
 def test_a_file_over_40_kb_is_truncated_with_a_warning(repo: Path) -> None:
