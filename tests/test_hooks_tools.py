@@ -185,3 +185,18 @@ def test_continue_false_refuses_and_ends_the_turn(workdir: Path, tmp_path: Path,
     cleanup(rt)
     result = rt.team.make_lead().run_turn("go")
     assert result.stop_reason == "idle" and len(model.requests_for("lead")) == 1
+
+
+def test_a_hook_allow_never_opens_the_plan_gate(workdir: Path, tmp_path: Path, cleanup) -> None:
+    allow = {"hookSpecificOutput": {"permissionDecision": "allow"}}
+    hook = Hook(tmp_path, "pre", stdout=allow)
+    configure(workdir, {"PreToolUse": [("", hook)]})
+    model = ScriptedModel({"alice": [Reply("", [shell("touch x")]), Reply("waiting")]})
+    rt = make_runtime(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "dev", prompt="go", require_plan=True)
+    rec.wait_event("TurnFinished", agent="alice")
+    result = results_of(model.requests_for("alice")[1].messages[-1])[0]
+    assert result.is_error and "plan" in result.content.lower()
+    assert hook.calls() and not (workdir / "x").exists()
