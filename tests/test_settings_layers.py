@@ -202,3 +202,23 @@ def test_slash_permissions_ask_save_writes_the_local_layer(workdir: Path) -> Non
     assert PermissionPolicy(workdir).find("ask", "Bash", "git push origin") is not None
     assert dispatch(ctx, "/permissions remove Bash(git push *)").ok
     assert json.loads((workdir / LOCAL).read_text())["permissions"]["ask"] == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink", "directory"])
+def test_an_odd_settings_file_is_named_and_never_followed(workdir: Path, tmp_path: Path,
+                                                          kind: str) -> None:
+    import os
+
+    path = workdir / LOCAL
+    path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(path)  # reading it would block the start forever
+    elif kind == "symlink":
+        target = tmp_path / "elsewhere.json"
+        target.write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))
+        path.symlink_to(target)
+    else:
+        path.mkdir()
+    with pytest.raises(UserError) as exc:
+        PermissionPolicy(workdir)
+    assert str(path) in str(exc.value) and "not a regular file" in str(exc.value)

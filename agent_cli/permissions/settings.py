@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..fsutil import atomic_write_json
+from ..fsutil import atomic_write_json, read_regular_text
 from ..locking import StateLock
 
 SETTINGS_RELPATH = Path(".agent-cli") / "settings.json"
 EFFECTS = ("allow", "deny", "ask")
+MAX_SETTINGS_BYTES = 1_000_000
 
 
 class SettingsError(UserError):
@@ -31,12 +32,15 @@ def default_settings_path(workdir: Path) -> Path:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_text(encoding="utf-8")
+    try:  # never follows a symlink, never blocks on a FIFO (every layer, even the user's)
+        raw = read_regular_text(path, MAX_SETTINGS_BYTES)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"cannot read {path}: {exc}") from exc
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if raw is None:
+        raise SettingsError(f"{path} is not a regular file under {MAX_SETTINGS_BYTES} bytes "
+                            "(a symlink, FIFO or directory?); fix or remove it")
     if not raw.strip():
         return {}
     try:
