@@ -222,3 +222,13 @@ def test_an_odd_settings_file_is_named_and_never_followed(workdir: Path, tmp_pat
     with pytest.raises(UserError) as exc:
         PermissionPolicy(workdir)
     assert str(path) in str(exc.value) and "not a regular file" in str(exc.value)
+
+
+def test_the_users_own_settings_may_be_a_dotfiles_symlink(workdir: Path, home: Path,
+                                                          tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "agent-cli.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps({"permissions": {"allow": ["Bash(ls)"]}}))
+    (home / "settings.json").symlink_to(dotfiles)
+    assert [(e.rule, e.layer) for e in PermissionPolicy(workdir).rules()] == [
+        ("Bash(ls)", "user")]

@@ -79,11 +79,11 @@ class SettingsLayers:
 
     def load(self, name: str) -> dict[str, Any]:
         """One layer's settings object ({} when its file does not exist)."""
-        return load_settings(self.layer(name).path)
+        return _load(self.layer(name))
 
     def loaded(self) -> list[tuple[Layer, dict[str, Any]]]:
         """Every layer with its settings, lowest precedence first."""
-        return [(layer, load_settings(layer.path)) for layer in self.layers]
+        return [(layer, _load(layer)) for layer in self.layers]
 
     def value(self, *keys: str) -> tuple[Any, Layer | None]:
         """A scalar from the highest layer that sets it: ("acceptEdits", local) or (None, None)."""
@@ -129,6 +129,12 @@ class SettingsLayers:
         if root is None:
             return False
         return any([add_to_exclude(root, pattern) for pattern in EXCLUDE_PATTERNS])
+
+
+def _load(layer: Layer) -> dict[str, Any]:
+    """The user's own file may be a symlink (dotfiles); files in the workdir never are."""
+    path = layer.path.resolve() if layer.name == "user" else layer.path
+    return load_settings(path)
 
 
 def session_defaults(workdir: Path) -> dict[str, str]:
