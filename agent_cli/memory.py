@@ -2,9 +2,10 @@
 root (root first), plus the user's `~/.agent-cli/AGENTS.md`, with `@relative/path` imports.
 
 Every file is opened without following a symlink out of its boundary (the repository, or the
-workdir outside one; the user directory for the user's file), must be a regular file (a FIFO
-or a directory is reported, never read), and is cut at 40 KB with a warning. An import line is
-a line that is only `@path`: it is replaced by that file (relative to the importing file,
+workdir outside one; for the user's own AGENTS.md, which may be a dotfiles symlink, the
+directory it really lives in), must be a regular file (a FIFO or a directory is reported,
+never read), and is cut at 40 KB with a warning; at most 100 files are read. An import line
+is a line that is only `@path`: it is replaced by that file (relative to the importing file,
 at most 5 levels deep, never outside the boundary; a missing or refused import is one
 warning). Nothing here raises for a bad file: problems are warnings.
 """
@@ -164,10 +165,11 @@ def load_memory(workdir: Path, user_dir: Path | None = None) -> ProjectMemory:
     memory = ProjectMemory()
     reader = _Reader(memory)
     if user_dir is not None:
-        udir = Path(os.path.realpath(user_dir))
-        text = reader.load(udir / "AGENTS.md", udir, udir)
+        # The user's own file may be a symlink (dotfiles): its imports stay beside its target.
+        ufile = Path(os.path.realpath(Path(user_dir) / "AGENTS.md"))
+        text = reader.load(ufile, ufile.parent, ufile.parent)
         if text is not None:
-            memory.sections.append((udir / "AGENTS.md", text))
+            memory.sections.append((ufile, text))
     dirs, boundary = memory_dirs(workdir)
     for d in dirs:
         # A level above an outside-a-repo workdir: the file stays in its own directory;
