@@ -142,3 +142,28 @@ def test_a_pre_tool_use_hook_sees_and_can_refuse_a_verify_command(
     assert rt.board.get(task.id).status == "in_progress"
     call = hook.calls()[0]
     assert call["tool_name"] == "shell" and call["tool_input"] == {"command": "touch verified"}
+
+
+def test_task_created_other_codes_warn_and_json_block_refuses(
+    workdir: Path, tmp_path: Path, cleanup
+) -> None:
+    crash = Hook(tmp_path, "crash", code=1, stderr="hook bug")
+    block = Hook(tmp_path, "block", stdout={"decision": "block", "reason": "too vague"})
+    configure(workdir, {"TaskCreated": [("", crash)]})
+    model = ScriptedModel({"lead": [Reply("", [Call("create_task", {"subject": "a"})]),
+                                    Reply("ok")]})
+    rt = make_runtime(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.make_lead().run_turn("plan")
+    assert [t.subject for t in rt.board.snapshot().tasks] == ["a"]  # exit 1: no effect
+    assert any("exit code 1: hook bug" in e.text for e in rec.of("Notice"))
+    configure(workdir, {"TaskCreated": [("", block)]})
+    model2 = ScriptedModel({"lead": [Reply("", [Call("create_task", {"subject": "b"})]),
+                                     Reply("ok")]})
+    rt2 = make_runtime(workdir, model2)
+    cleanup(rt2)
+    rt2.team.make_lead().run_turn("plan")
+    result = results_of(model2.requests_for("lead")[1].messages[-1])[0]
+    assert result.is_error and result.content.endswith("refused it: too vague")
+    assert [t.subject for t in rt2.board.snapshot().tasks] == ["a"]

@@ -200,3 +200,46 @@ def test_a_hook_allow_never_opens_the_plan_gate(workdir: Path, tmp_path: Path, c
     result = results_of(model.requests_for("alice")[1].messages[-1])[0]
     assert result.is_error and "plan" in result.content.lower()
     assert hook.calls() and not (workdir / "x").exists()
+
+
+WAITER = '''
+import json, os, sys, time
+event = json.load(sys.stdin)
+marker = sys.argv[1]
+if event["agent"] == "bob":
+    open(marker, "w").close()
+    sys.exit(0)
+deadline = time.monotonic() + 10
+while not os.path.exists(marker):  # alice's hook waits until bob's has run
+    if time.monotonic() > deadline:
+        print("bob's hook never ran while mine waited", file=sys.stderr)
+        sys.exit(2)
+    time.sleep(0.02)
+'''
+
+
+def test_hooks_of_two_teammates_run_at_the_same_time(workdir: Path, tmp_path: Path,
+                                                     cleanup) -> None:
+    import shlex
+    import sys
+
+    script = tmp_path / "waiter.py"
+    script.write_text(WAITER)
+    command = f"{shlex.quote(sys.executable)} {script} {tmp_path / 'bob-ran'}"
+    (workdir / ".agent-cli").mkdir()
+    (workdir / ".agent-cli" / "settings.json").write_text(json.dumps({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                                                      "command": command}]}]}}))
+    model = ScriptedModel({"alice": [Reply("", [shell("echo alice")]), Reply("done")],
+                           "bob": [Reply("", [shell("echo bob")]), Reply("done")]})
+    rt = make_runtime(workdir, model, allow=["Bash(echo alice)", "Bash(echo bob)"])
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "dev", prompt="go")
+    rec.wait_event("ToolStarted", agent="alice")  # alice's hook is (about to be) waiting
+    rt.team.spawn("bob", "dev", prompt="go")
+    rec.wait_event("TurnFinished", agent="alice")
+    rec.wait_event("TurnFinished", agent="bob")
+    for name in ("alice", "bob"):
+        result = results_of(model.requests_for(name)[1].messages[-1])[0]
+        assert not result.is_error and result.content.startswith(name), result.content
