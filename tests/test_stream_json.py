@@ -137,6 +137,7 @@ def test_the_result_line_has_every_field_of_json_output(workdir: Path) -> None:
     assert (result["type"], result["subtype"], result["is_error"]) == ("result", "success", False)
     assert set(report) <= set(result)
     assert result["result"] == "hello" and result["stop_reason"] == "end_turn"
+    assert result["num_turns"] == 1 and result["duration_ms"] >= 0
 
 
 def test_max_turns_stops_the_lead_and_says_so(workdir: Path) -> None:

@@ -31,7 +31,7 @@ from ..errors import UserError
 from ..events import Event, MessageEvent, Notice
 from ..names import LEAD
 from ..pricing import cost_report
-from .headless_session import HeadlessSession, result_subtype
+from .headless_session import HeadlessSession, result_fields
 from .stream_json import StreamJson
 from .toolbar import count_tasks
 
@@ -152,7 +152,7 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         _add_errors(report, lead_error(turns), failures.snapshot())
         session.annotate(report)
         if stream is not None:
-            stream.result(report, *result_subtype(report, session))
+            stream.result(report, result_fields(report, session))
         else:
             _print(report, fmt, out, err)
     finally:

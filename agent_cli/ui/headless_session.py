@@ -5,6 +5,7 @@ code (1 when the budget ran out or the prompt was blocked)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ class HeadlessSession:
         self.hooks = LeadHooks(runtime)
         self.budget = TurnBudget(getattr(runtime.config, "max_turns", None))
         self.prompt_blocked = False
+        self.started = time.monotonic()
 
     def start(self) -> None:
         self.hooks.session_start("startup")
@@ -55,10 +57,15 @@ class HeadlessSession:
         return None
 
 
-def result_subtype(report: dict[str, Any], session: HeadlessSession) -> tuple[str, bool]:
-    """stream-json's closing `subtype` and `is_error`, as Claude Code names them."""
+def result_fields(report: dict[str, Any], session: HeadlessSession) -> dict[str, Any]:
+    """What stream-json's closing line adds, as Claude Code names it: `subtype`, `is_error`,
+    `num_turns` (lead model requests) and `duration_ms`."""
     if session.spent():
-        return "error_max_turns", True
-    failed = bool(report.get("error") or report.get("teammate_errors")
-                  or report.get("timed_out") or session.prompt_blocked)
-    return ("error_during_execution", True) if failed else ("success", False)
+        subtype, is_error = "error_max_turns", True
+    elif (report.get("error") or report.get("teammate_errors") or report.get("timed_out")
+          or session.prompt_blocked):
+        subtype, is_error = "error_during_execution", True
+    else:
+        subtype, is_error = "success", False
+    return {"subtype": subtype, "is_error": is_error, "num_turns": session.budget.used,
+            "duration_ms": int((time.monotonic() - session.started) * 1000)}

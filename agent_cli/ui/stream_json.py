@@ -116,9 +116,9 @@ class StreamJson:
                    "rule": item.get("rule"), "purpose": item.get("purpose")},
                   item.get("agent"))
 
-    def result(self, report: dict[str, Any], subtype: str, is_error: bool) -> None:
-        """The last line: the whole JSON report, then stop listening."""
+    def result(self, report: dict[str, Any], fields: dict[str, Any]) -> None:
+        """The last line: `fields` (subtype, is_error, ...) and the whole JSON report."""
         self._unsubscribe()
         if not self._started:  # the run failed before it could say what it runs
             self.init("", [], "", {})
-        self.emit({"type": "result", "subtype": subtype, "is_error": is_error, **report})
+        self.emit({"type": "result", **fields, **report})
