@@ -134,3 +134,28 @@ def test_a_bad_regex_matcher_is_a_warning_and_its_hook_never_runs(workdir: Path)
         {"matcher": "(unclosed", "hooks": [{"type": "command", "command": "true"}]}]}}))
     specs, warnings = load_hooks(SettingsLayers(workdir))
     assert specs == [] and "not a valid regular expression" in warnings[0]
+
+
+def test_slash_hooks_lists_each_hook_with_its_layer(workdir: Path, tmp_path: Path) -> None:
+    from io import StringIO
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from agent_cli.runtime import Runtime
+    from agent_cli.ui.render import UiSettings
+    from agent_cli.ui.slash import SlashContext, dispatch
+
+    configure(workdir, {"PreToolUse": [("Bash", Hook(tmp_path, "p"))]}, timeout=5)
+    configure(workdir, {"Stop": [("", Hook(tmp_path, "s"))],
+                        "Bogus": [("", Hook(tmp_path, "b"))]}, "settings.local.json")
+    rt = Runtime.open(workdir)
+    buf = StringIO()
+    ctx = SlashContext(Console(file=buf, width=400, color_system=None), rt,
+                       SimpleNamespace(busy=False, agent=None), UiSettings())
+    assert dispatch(ctx, "/hooks").ok
+    rows = [[c.strip() for c in line.split("│")] for line in buf.getvalue().splitlines()
+            if "│" in line]
+    assert [(r[0], r[1], r[3], r[4]) for r in rows] == [
+        ("PreToolUse", "Bash", "5s", "project"), ("Stop", "*", "60s", "local")]
+    assert "warning: " in buf.getvalue() and "'Bogus' is not supported" in buf.getvalue()

@@ -18,6 +18,7 @@ from rich.text import Text
 from ..errors import AgentCliError, UserError
 from ..names import check_name
 from . import tables
+from .hooks_view import cmd_hooks
 from .memory_view import cmd_memory
 from .render import UiSettings
 
@@ -295,6 +296,7 @@ COMMANDS: dict[str, Command] = {
                 "rules in force and their source; --save keeps one", cmd_permissions),
         Command("/memory", "/memory", "project memory files loaded (AGENTS.md, CLAUDE.md)",
                 cmd_memory),
+        Command("/hooks", "/hooks", "hooks configured in the settings layers", cmd_hooks),
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
         Command("/cost", "/cost", "tokens and dollars per agent and in total", cmd_cost),
         Command("/mcp", "/mcp", "MCP servers: state and tools", cmd_mcp),
