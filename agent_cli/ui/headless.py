@@ -131,9 +131,7 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         start_headless(runtime, err)
         lead = runtime.team.make_lead()
         if stream is not None:
-            stream.init(lead.model.name, lead.tools.names(), str(runtime.workdir),
-                        {"permissionMode": runtime.policy.mode,
-                         "memory": [str(f.path) for f in runtime.memory.files]})
+            stream.open(runtime, lead)
         session.start()
         sent = session.prompt(prompt)
         turn = session.turn(lead)

@@ -109,6 +109,12 @@ class StreamJson:
             self._waiting = []
             self._started = True
 
+    def open(self, runtime: Any, lead: Any) -> None:
+        """The init line for this run's lead: model, tools, workdir, mode, memory files."""
+        self.init(lead.model.name, lead.tools.names(), str(runtime.workdir),
+                  {"permissionMode": runtime.policy.mode,
+                   "memory": [str(f.path) for f in runtime.memory.files]})
+
     def approval(self, item: dict[str, Any]) -> None:
         """A request the headless run denied (nobody could approve it)."""
         self.emit({"type": "approval", "decision": "deny", "source": "headless",
