@@ -31,8 +31,8 @@ def memory_report(memory: Any, workdir: Path) -> list[Any]:
                         "repository root down to the workdir, and ~/.agent-cli/AGENTS.md).",
                         style="dim"))
     else:
-        table = Table(title="Project memory (in every agent's system prompt)", expand=False,
-                      title_justify="left", show_edge=False, pad_edge=False)
+        table = Table(title="Project memory", title_justify="left", show_edge=False,
+                      pad_edge=False)
         for col in ("file", "size", "note"):
             table.add_column(col)
         for f in memory.files:
@@ -43,6 +43,7 @@ def memory_report(memory: Any, workdir: Path) -> list[Any]:
                 notes.append("truncated to 40 KB")
             table.add_row(_shown(f.path, workdir), f"{f.size} B", "; ".join(notes))
         out.append(table)
+        out.append(Text("(in the lead's and every teammate's system prompt)", style="dim"))
     for warning in memory.warnings:
         out.append(Text(f"warning: {warning}", style="yellow"))
     return out
