@@ -243,3 +243,15 @@ def test_hooks_of_two_teammates_run_at_the_same_time(workdir: Path, tmp_path: Pa
     for name in ("alice", "bob"):
         result = results_of(model.requests_for(name)[1].messages[-1])[0]
         assert not result.is_error and result.content.startswith(name), result.content
+
+
+def test_pre_tool_use_context_reaches_the_model_with_the_result(
+    workdir: Path, tmp_path: Path, cleanup
+) -> None:
+    say = {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                  "additionalContext": "prod is frozen today"}}
+    configure(workdir, {"PreToolUse": [("Bash", Hook(tmp_path, "pre", stdout=say))]})
+    _, _, texts, errors = run_lead(workdir, [shell("echo hi")], cleanup, allow=["Bash(echo hi)"])
+    assert errors == [False]
+    assert texts[0].startswith("hi") and texts[0].endswith(
+        "[PreToolUse hook context: prod is frozen today]")

@@ -91,7 +91,8 @@ class ToolRunner:
                 return ToolOutput(f"permission check failed: {exc}", is_error=True)
             if not decision.allowed:
                 return ToolOutput(decision.message or f"{tool.name} was denied", is_error=True)
-        return post_tool_use(self.hooks, self.agent, use, tool.run(args, ctx), ctx.cancel)
+        out = tool.run(args, ctx)
+        return post_tool_use(self.hooks, self.agent, use, out, ctx.cancel, hook)
 
 
 def summarize_args(args: dict[str, Any]) -> str:

@@ -31,8 +31,13 @@ def pre_tool_use(hooks: Any, agent: str, use: ToolUseBlock,
 
 
 def post_tool_use(hooks: Any, agent: str, use: ToolUseBlock, out: ToolOutput,
-                  cancel: threading.Event) -> ToolOutput:
-    """The result, with what PostToolUse hooks had to say to the model appended."""
+                  cancel: threading.Event, pre: Any = None) -> ToolOutput:
+    """The result, with what the PreToolUse (additionalContext) and PostToolUse hooks had to
+    say to the model appended."""
+    if pre is not None and pre.context:
+        notes = [f"[PreToolUse hook context: {c}]" for c in pre.context]
+        out = ToolOutput("\n".join([out.content.rstrip("\n"), *notes]), out.is_error,
+                         out.end_turn)
     if hooks is None or not hooks.active("PostToolUse", use.name):
         return out
     response = {"content": out.content, "is_error": out.is_error}
