@@ -77,7 +77,8 @@ class LeadHooks:
             if result.stop_reason != "end_turn" or not self._stop_hooks():
                 return result
             outcome = self.hooks.run("Stop", LEAD, {
-                "stop_hook_active": n > 0, "last_assistant_message": result.text})
+                "stop_hook_active": n > 0, "last_assistant_message": result.text},
+                cancel=getattr(agent, "cancel_event", None))
             if not outcome.blocked:
                 return result
             if n == MAX_STOP_BLOCKS:
