@@ -129,6 +129,7 @@ def test_an_ask_rule_asks_even_where_an_allow_rule_or_accept_edits_would_allow(
     t.start()
     req = g.broker.next_request(10.0)
     assert req is not None and req.summary == "git push"
+    assert req.suggested_rule == ""  # an allow rule would not stop the next ask: none offered
     g.broker.answer(req.id, ApprovalAnswer("allow_once"))
     t.join(10.0)
     assert box[0].allowed and box[0].source == "human"

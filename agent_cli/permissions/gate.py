@@ -106,7 +106,7 @@ class PermissionGate:
                 return Decision(False, "plan", refusal)
         if kind is None:
             if hook == "ask":
-                return self._ask(tool, args, ctx, target, noun)
+                return self._ask(tool, args, ctx, target, noun, forced=True)
             return Decision(True, "coordination")
         mode = self.policy.mode
         if mode == "plan":
@@ -126,7 +126,7 @@ class PermissionGate:
                 )
             return Decision(True, "mode bypassPermissions")
         if hook == "ask" or self.policy.find("ask", kind, target) is not None:
-            return self._ask(tool, args, ctx, target, noun)  # ask rules beat allow and modes
+            return self._ask(tool, args, ctx, target, noun, forced=True)  # beats allow, modes
         guarded = kind in ("Write", "Edit") and is_protected(target)
         if mode == "acceptEdits" and kind in ("Write", "Edit") and not guarded:
             return Decision(True, "mode acceptEdits")
@@ -142,8 +142,11 @@ class PermissionGate:
         return self._ask(tool, args, ctx, target, noun, why)
 
     def _ask(
-        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str, why: str = ""
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str, why: str = "",
+        forced: bool = False,
     ) -> Decision:
+        """Ask the human. `forced` (an ask rule or hook): no allow rule would stop the next
+        ask, so none is offered."""
         req = ApprovalRequest(
             agent=ctx.agent,
             tool=tool.name,
@@ -151,7 +154,7 @@ class PermissionGate:
             summary=target,
             preview=self._preview(tool, args, ctx, target),
             purpose=_where(ctx),
-            suggested_rule=suggest_rule(tool.permission or "", target),
+            suggested_rule="" if forced else suggest_rule(tool.permission or "", target),
             reason=f"asks because {why}" if why else "",
         )
         answer = self.broker.ask(req, ctx.cancel)
