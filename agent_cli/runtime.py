@@ -74,6 +74,8 @@ class Runtime:
         self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
         self.protocols = ProtocolStore(self.team_dir)
         self.settings = SettingsLayers(self.workdir, self.config.user_dir)
+        if self.settings.local.path.exists():  # whoever wrote it, git must not see it
+            self.settings.keep_local_out_of_git()
         self.policy = PermissionPolicy(
             self.workdir,
             layers=self.settings,

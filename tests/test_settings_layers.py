@@ -233,3 +233,15 @@ def test_the_users_own_settings_may_be_a_dotfiles_symlink(workdir: Path, home: P
     (home / "settings.json").symlink_to(dotfiles)
     assert [(e.rule, e.layer) for e in PermissionPolicy(workdir).rules()] == [
         ("Bash(ls)", "user")]
+
+
+def test_a_local_layer_written_by_anyone_is_kept_out_of_git_at_the_next_start(
+    workdir: Path,
+) -> None:
+    from agent_cli.runtime import Runtime
+
+    git(workdir, "init", "-q")
+    write(workdir / LOCAL, {"enabledMcpjsonServers": ["srv"]})  # e.g. another part's answer
+    assert "settings.local.json" in git(workdir, "status", "--porcelain", "-uall")
+    Runtime.open(workdir)
+    assert "settings.local.json" not in git(workdir, "status", "--porcelain", "-uall")
