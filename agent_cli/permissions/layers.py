@@ -85,10 +85,12 @@ class SettingsLayers:
         """Every layer with its settings, lowest precedence first."""
         return [(layer, _load(layer)) for layer in self.layers]
 
-    def value(self, *keys: str) -> tuple[Any, Layer | None]:
-        """A scalar from the highest layer that sets it: ("acceptEdits", local) or (None, None)."""
+    def value(self, *keys: str, loaded: list[tuple[Layer, dict[str, Any]]] | None = None
+              ) -> tuple[Any, Layer | None]:
+        """A scalar from the highest layer that sets it: ("acceptEdits", local) or (None, None).
+        `loaded`: the layers already read (one read for several values)."""
         found: tuple[Any, Layer | None] = (None, None)
-        for layer, data in self.loaded():
+        for layer, data in loaded if loaded is not None else self.loaded():
             node: Any = data
             for key in keys:
                 node = node.get(key) if isinstance(node, dict) else None
@@ -144,13 +146,14 @@ def session_defaults(workdir: Path) -> dict[str, str]:
     from .settings import SettingsError
 
     layers = SettingsLayers(workdir)
+    loaded = layers.loaded()
     out: dict[str, str] = {}
-    model, layer = layers.value("model")
+    model, layer = layers.value("model", loaded=loaded)
     if model is not None:
         if not isinstance(model, str) or not model.strip():
             raise SettingsError(f"{layer.path if layer else ''}: 'model' must be a model name")
         out["model"] = model.strip()
-    mode, layer = layers.value("permissions", "defaultMode")
+    mode, layer = layers.value("permissions", "defaultMode", loaded=loaded)
     if mode is not None:
         if mode not in MODES:
             raise SettingsError(
