@@ -159,3 +159,14 @@ def test_slash_hooks_lists_each_hook_with_its_layer(workdir: Path, tmp_path: Pat
     assert [(r[0], r[1], r[3], r[4]) for r in rows] == [
         ("PreToolUse", "Bash", "5s", "project"), ("Stop", "*", "60s", "local")]
     assert "warning: " in buf.getvalue() and "'Bogus' is not supported" in buf.getvalue()
+
+
+def test_a_flood_of_output_is_capped_and_never_hangs(tmp_path: Path) -> None:
+    from agent_cli.permissions.hook_process import OUTPUT_CAP
+
+    reply = run_hook_command("head -c 5000000 /dev/zero | tr '\\0' x; "
+                             "head -c 5000000 /dev/zero | tr '\\0' y >&2; exit 2",
+                             {}, tmp_path, 30)
+    assert reply.code == 2
+    assert len(reply.stdout) <= OUTPUT_CAP + 100 and len(reply.stderr) <= OUTPUT_CAP + 100
+    assert reply.stderr.endswith("[... output cut]")
