@@ -40,6 +40,7 @@ ALIASES = {"shell": "Bash", "write_file": "Write", "edit_file": "Edit", "read_fi
            "glob": "Glob", "grep": "Grep"}
 NAMES_RE = re.compile(r"^[A-Za-z0-9_|-]+$")
 PERMISSION_ORDER = {"deny": 3, "ask": 2, "allow": 1}
+REASON_LIMIT = 4000  # characters of a hook's reason passed on (to the model, the user)
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,10 @@ class HookOutcome:
     def denied(self) -> bool:
         return self.blocked or self.permission == "deny"
 
-    def why(self) -> str:
-        return (self.reason or self.permission_reason or self.stop_reason).strip()
+    def why(self, limit: int = REASON_LIMIT) -> str:
+        """The reason to show (the model sees it): stderr of exit 2, or the JSON's reason."""
+        text = (self.reason or self.permission_reason or self.stop_reason).strip()
+        return text if len(text) <= limit else text[:limit] + f"... [{len(text)} chars]"
 
 
 def _group_specs(event: str, groups: Any, layer: str, path: Path,
