@@ -139,13 +139,20 @@ class Runtime:
             self.events.emit(Notice("lead", f"memory: {warning}", level="warning"))
         return self._memory
 
+    def current_session_id(self) -> str:
+        """The open session's id (REPL, headless), else this process's own id."""
+        return self.session.id if self.session is not None else self.session_id
+
     def _hook_context(self, agent: str) -> dict:
         """What every hook's JSON adds about `agent`: mode, team, and its task if it holds one."""
         from .names import LEAD
 
-        extra: dict = {"permission_mode": self.policy.mode, "team_name": self.roster.team_name}
+        extra: dict = {"permission_mode": self.policy.mode, "team_name": self.roster.team_name,
+                       "session_id": self.current_session_id()}
         if agent != LEAD:
             extra["teammate_name"] = agent
+        elif self.session is not None:  # the lead's transcript lives in its session
+            extra["transcript_path"] = str(self.session.lead_transcript)
         held = self.board.held_by(agent)
         if held is not None:
             extra["task"] = {"id": held.id, "subject": held.subject}

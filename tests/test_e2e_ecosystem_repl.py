@@ -50,7 +50,8 @@ def test_memory_and_prompt_hooks_in_the_repl(workdir: Path, tmp_path: Path) -> N
     finally:
         child.close()
     assert child.exitstatus == 0
-    transcript = (workdir / ".team" / "transcripts" / "lead.jsonl").read_text()
+    [path] = (workdir / ".team" / "transcripts" / "sessions").glob("*/lead.jsonl")
+    transcript = path.read_text()
     assert "release freeze until monday" in transcript  # SessionStart context, first turn
     assert "secret token" not in transcript  # the dropped prompt never reached the lead
     assert json.loads(end_log.read_text())["reason"] == "prompt_input_exit"

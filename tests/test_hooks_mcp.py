@@ -30,5 +30,6 @@ def test_pre_tool_use_hooks_guard_mcp_tools(workdir: Path, tmp_path: Path) -> No
     assert block.calls()[0]["tool_input"] == {"path": "made.txt"}
     report = json.loads(proc.stdout)
     assert [(d["tool"], d["rule"]) for d in report["denials"]] == [("mcp__fx__echo", "")]
-    transcript = (workdir / ".team" / "transcripts" / "lead.jsonl").read_text()
+    [path] = (workdir / ".team" / "transcripts" / "sessions").glob("*/lead.jsonl")
+    transcript = path.read_text()
     assert "no writes through MCP today" in transcript and "echo: hi" not in transcript

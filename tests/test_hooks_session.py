@@ -121,6 +121,9 @@ def test_headless_runs_session_start_and_end(workdir: Path, tmp_path: Path) -> N
     assert start.calls()[0]["hook_event_name"] == "SessionStart"
     assert end.calls()[0]["reason"] == "other"
     assert start.calls()[0]["session_id"] == end.calls()[0]["session_id"]
+    [lead] = (workdir / ".team" / "transcripts" / "sessions").glob("*/lead.jsonl")
+    assert start.calls()[0]["session_id"] == lead.parent.name  # agent-cli's own session
+    assert start.calls()[0]["transcript_path"] == str(lead)
 
 
 def test_headless_prompt_blocked_by_a_hook_never_reaches_the_model(workdir: Path,
@@ -137,3 +140,16 @@ def test_headless_prompt_blocked_by_a_hook_never_reaches_the_model(workdir: Path
     assert report["stop_reason"] == "prompt_blocked" and report["lead_turns"] == []
     assert "blocked by a UserPromptSubmit hook" in proc.stderr
     assert "error" not in report
+
+
+def test_session_start_says_resume_for_a_continued_session(workdir: Path, tmp_path: Path) -> None:
+    start = Hook(tmp_path, "start")
+    configure(workdir, {"SessionStart": [("", start)]})
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"lead": [{"text": "one"}, {"text": "two"}]}))
+    for extra in ([], ["-c"]):
+        proc = subprocess.run([sys.executable, "-m", "agent_cli", "--model", f"script:{script}",
+                               "-C", str(workdir), *extra, "-p", "hello"],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    assert [c["source"] for c in start.calls()] == ["startup", "resume"]

@@ -34,7 +34,11 @@ class LeadHooks:
     def _warn(self, text: str) -> None:
         self.rt.events.emit(Notice(LEAD, text, level="warning"))
 
-    def session_start(self, source: str = "startup") -> None:
+    def session_start(self, source: str | None = None) -> None:
+        """SessionStart with `source` "startup", or "resume" for -c / --resume."""
+        if source is None:
+            resumed = getattr(self.rt.config, "session", None) not in (None, "new")
+            source = "resume" if resumed else "startup"
         for warning in getattr(self.rt, "hook_warnings", []):
             self._warn(f"hooks: {warning}")
         if self.hooks is None or not self.hooks.active("SessionStart", source):

@@ -22,7 +22,7 @@ class HeadlessSession:
         self.started = time.monotonic()
 
     def start(self) -> None:
-        self.hooks.session_start("startup")
+        self.hooks.session_start()
 
     def end(self) -> None:
         self.hooks.session_end("other")

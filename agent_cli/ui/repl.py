@@ -290,7 +290,7 @@ class Repl:
         self.runtime.broker.attach_ui(self._on_request)
         self.printer.write(render_str(startup.banner(self.runtime, self.lead.model_name),
                                       self.width(), self.color))
-        self.lead_hooks.session_start("startup")
+        self.lead_hooks.session_start()
         stale = startup.stale_tasks(self.runtime)
         if stale:
             self.printer.write(render_str(startup.stale_question(stale), self.width(),

@@ -72,7 +72,7 @@ class StreamJson:
 
     def __init__(self, out: TextIO, runtime: Any) -> None:
         self.out = out
-        self.session_id = runtime.session_id
+        self.session_id = runtime.current_session_id()
         self._lock = threading.Lock()
         self._started = False
         self._waiting: list[dict[str, Any]] = []
