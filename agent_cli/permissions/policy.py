@@ -18,7 +18,6 @@ from typing import Literal, cast
 from ..errors import UserError
 from .layers import SettingsLayers
 from .rules import InvalidRule, Rule, parse_rule
-from .layers import SettingsLayers
 from .settings import update_rule
 from .shell_analysis import analyze
 from .shell_verdict import ShellVerdict, judge
