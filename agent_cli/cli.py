@@ -71,6 +71,17 @@ def token_count(text: str) -> int:
     return value
 
 
+def turn_count(text: str) -> int:
+    """argparse type: a whole number of model requests >= 1 (--max-turns)."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a number above 0")
+    return value
+
+
 def workdir_parent() -> argparse.ArgumentParser:
     """-C/--workdir accepted before or after a subcommand."""
     p = argparse.ArgumentParser(add_help=False)
@@ -110,12 +121,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help="headless: wait until the team is quiet before printing")
     parser.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
                         help="headless --wait limit in seconds (default 600)")
-    parser.add_argument("--output-format", choices=("text", "json"), default="text")
+    parser.add_argument("--output-format", choices=("text", "json", "stream-json"),
+                        default="text", help="headless output: text, one JSON report, or "
+                        "stream-json (one JSON object per line as things happen)")
+    parser.add_argument("--max-turns", type=turn_count, default=None, metavar="N",
+                        help="headless: at most N lead model requests in this run")
+    parser.add_argument("--append-system-prompt", default="", metavar="TEXT",
+                        help="text added to the end of the lead's system prompt")
     parser.add_argument("--allow", action="append", default=[], metavar="RULE",
                         help="allow rule, e.g. 'Bash(git status)' or 'Write(src/**)'")
     parser.add_argument("--deny", action="append", default=[], metavar="RULE",
                         help="deny rule (deny wins over allow)")
-    parser.add_argument("--permission-mode", choices=PERMISSION_MODES, default="default")
+    parser.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None,
+                        help="default: permissions.defaultMode from the settings layers, "
+                        "else default")
     parser.add_argument("--dangerously-skip-permissions", action="store_true",
                         help="allow bypassPermissions mode (always shown in the toolbar)")
     parser.add_argument("--idle-timeout", type=idle_seconds, default=60.0, metavar="S",
@@ -168,21 +187,28 @@ def workdir_of(args: argparse.Namespace) -> Path:
 
 
 def runtime_config(args: argparse.Namespace):
+    from .permissions.layers import session_defaults
     from .runtime import RuntimeConfig
 
-    mode = args.permission_mode
+    defaults = session_defaults(workdir_of(args))  # settings layers; flags override them
+    mode = args.permission_mode or defaults.get("permission_mode", "default")
     if mode == "bypassPermissions" and not args.dangerously_skip_permissions:
         raise UserError("bypassPermissions needs --dangerously-skip-permissions")
     if args.dangerously_skip_permissions and mode == "default":
         mode = "bypassPermissions"
+    model = args.model
+    if model is None and not os.environ.get("AGENT_CLI_MODEL", "").strip():
+        model = defaults.get("model")
     config = RuntimeConfig(
-        model=args.model,
+        model=model,
         permission_mode=mode,
         allow=list(args.allow),
         deny=list(args.deny),
         allow_bypass=args.dangerously_skip_permissions,
         idle_timeout_s=args.idle_timeout,
         worktrees=getattr(args, "worktrees", None),
+        append_system_prompt=getattr(args, "append_system_prompt", "") or "",
+        max_turns=getattr(args, "max_turns", None),
     )
     from .board.leases import lease_from_env
 

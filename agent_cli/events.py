@@ -38,6 +38,7 @@ class ToolStarted(Event):
     tool: str
     summary: str  # short argument, e.g. the command or the path
     tool_use_id: str = ""
+    input: dict[str, Any] | None = None  # the whole input (stream-json shows it)
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class ToolFinished(Event):
     ok: bool
     outcome: str  # one line: "12 lines", "denied by user", "exit 1"
     tool_use_id: str = ""
+    content: str = ""  # the whole result the model sees (stream-json shows it)
 
 
 @dataclass(frozen=True)

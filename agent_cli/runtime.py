@@ -8,6 +8,7 @@ the team of teammate threads. Components take plain paths and callbacks so they 
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,9 @@ class RuntimeConfig:
     worktrees: str | None = None  # "on" / "off" (--worktrees); None: settings, else auto
     # How model calls are retried (lead and teammates); None: defaults + AGENT_CLI_RETRY_*.
     retry: RetryPolicy | None = None
+    append_system_prompt: str = ""  # --append-system-prompt: added to the lead's system prompt
+    max_turns: int | None = None  # --max-turns: lead model requests in a headless run
+    user_dir: Path | None = None  # ~/.agent-cli (settings, AGENTS.md); None: $AGENT_CLI_HOME
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -49,6 +53,8 @@ class Runtime:
         from .permissions.audit import AuditLog
         from .permissions.broker import ApprovalBroker
         from .permissions.gate import PermissionGate
+        from .permissions.hooks import HookRunner, load_hooks
+        from .permissions.layers import SettingsLayers
         from .permissions.policy import PermissionPolicy
         from .team.liveness import OwnerLiveness
         from .team.mailbox import Mailbox
@@ -57,6 +63,7 @@ class Runtime:
 
         self.workdir = Path(workdir).resolve()
         self.config = config or RuntimeConfig()
+        self.session_id = uuid.uuid4().hex
         self.tasks_dir = self.workdir / ".tasks"
         self.team_dir = self.workdir / ".team"
         self.events = EventBus()
@@ -72,8 +79,12 @@ class Runtime:
         )
         self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
         self.protocols = ProtocolStore(self.team_dir)
+        self.settings = SettingsLayers(self.workdir, self.config.user_dir)
+        if self.settings.local.path.exists():  # whoever wrote it, git must not see it
+            self.settings.keep_local_out_of_git()
         self.policy = PermissionPolicy(
             self.workdir,
+            layers=self.settings,
             mode=self.config.permission_mode,
             allow=self.config.allow,
             deny=self.config.deny,
@@ -82,6 +93,9 @@ class Runtime:
         self.broker = ApprovalBroker()
         self.audit = AuditLog(self.team_dir / "audit.jsonl")
         self.gate = PermissionGate(self.policy, self.broker, self.audit)
+        specs, self.hook_warnings = load_hooks(self.settings)
+        self.hooks = HookRunner(specs, self.workdir, self.events.emit, self.audit,
+                                self.session_id, self._hook_context)
         self._models: dict[str, Model] = {}
         self._models_lock = threading.Lock()
         self._team = None
@@ -89,6 +103,8 @@ class Runtime:
         self.session = None  # team.sessions.Session once team.resume.start_session ran
         self.resuming: list = []  # roster Members taken over, to start (team.resume)
         self._worktrees = None
+        self._memory = None
+        self._memory_lock = threading.Lock()
 
     @classmethod
     def open(cls, workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -119,6 +135,39 @@ class Runtime:
         import os
 
         return self.config.retry or RetryPolicy.from_env(os.environ)
+    @property
+    def memory(self):  # -> memory.ProjectMemory: read once, at first use
+        """The project memory files (AGENTS.md, CLAUDE.md, ...); warnings become Notices."""
+        with self._memory_lock:
+            if self._memory is not None:
+                return self._memory
+            from .memory import load_memory
+
+            self._memory = load_memory(self.workdir, self.settings.layer("user").path.parent)
+        from .events import Notice
+
+        for warning in self._memory.warnings:
+            self.events.emit(Notice("lead", f"memory: {warning}", level="warning"))
+        return self._memory
+
+    def current_session_id(self) -> str:
+        """The open session's id (REPL, headless), else this process's own id."""
+        return self.session.id if self.session is not None else self.session_id
+
+    def _hook_context(self, agent: str) -> dict:
+        """What every hook's JSON adds about `agent`: mode, team, and its task if it holds one."""
+        from .names import LEAD
+
+        extra: dict = {"permission_mode": self.policy.mode, "team_name": self.roster.team_name,
+                       "session_id": self.current_session_id()}
+        if agent != LEAD:
+            extra["teammate_name"] = agent
+        elif self.session is not None:  # the lead's transcript lives in its session
+            extra["transcript_path"] = str(self.session.lead_transcript)
+        held = self.board.held_by(agent)
+        if held is not None:
+            extra["task"] = {"id": held.id, "subject": held.subject}
+        return extra
 
     def model_spec(self, spec: str | None = None) -> str:
         from .models.registry import resolve_spec

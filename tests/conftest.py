@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # Model retries keep their real backoff code but wait milliseconds (models/retry.py);
     # a server's retry-after is still honoured as sent.
     os.environ.setdefault("AGENT_CLI_RETRY_BASE_S", "0.005")
+    # The user's own ~/.agent-cli (settings, AGENTS.md) never leaks into a test: an empty
+    # user directory for the whole session (tests of the user layer point it elsewhere).
+    os.environ["AGENT_CLI_HOME"] = tempfile.mkdtemp(prefix="agent-cli-home-")
 
 
 @pytest.fixture

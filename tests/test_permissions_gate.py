@@ -113,7 +113,7 @@ def test_allow_always_with_save_writes_settings(s):
     )
     assert d.allowed and req.suggested_rule == "Write(src/a.py)"
     assert "+x" in req.preview and "b/src/a.py" in req.preview
-    saved = json.loads((s.workdir / ".agent-cli/settings.json").read_text())
+    saved = json.loads((s.workdir / ".agent-cli/settings.local.json").read_text())
     assert saved["permissions"]["allow"] == ["Write(src/a.py)"]
 
 

@@ -15,10 +15,11 @@ from agent_cli.errors import UserError
 from agent_cli.permissions.policy import PermissionPolicy
 
 SETTINGS = ".agent-cli/settings.json"
+LOCAL = ".agent-cli/settings.local.json"  # where saved rules go
 
 
-def write_settings(workdir, data) -> None:
-    path = workdir / SETTINGS
+def write_settings(workdir, data, rel: str = SETTINGS) -> None:
+    path = workdir / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
 
@@ -58,23 +59,23 @@ def test_corrupt_settings_is_a_clear_error_naming_the_file_and_is_kept(workdir, 
 
 def test_saving_a_rule_to_corrupt_settings_refuses_and_keeps_the_file(workdir):
     policy = PermissionPolicy(workdir)
-    write_settings(workdir, "{oops")
-    with pytest.raises(UserError, match="settings.json"):
+    write_settings(workdir, "{oops", LOCAL)
+    with pytest.raises(UserError, match="settings.local.json"):
         policy.add_rule("Bash(ls)", save=True)
-    assert (workdir / SETTINGS).read_text() == "{oops"
+    assert (workdir / LOCAL).read_text() == "{oops"
 
 
 def test_saved_rules_persist_and_other_keys_survive(workdir):
-    write_settings(workdir, {"theme": "dark", "permissions": {"allow": []}})
+    write_settings(workdir, {"theme": "dark", "permissions": {"allow": []}}, LOCAL)
     policy = PermissionPolicy(workdir)
     entry = policy.add_rule("Bash(pytest *)", save=True)
-    assert entry.source == f"settings: {SETTINGS}"
-    data = json.loads((workdir / SETTINGS).read_text())
+    assert entry.source == f"settings: {LOCAL}" and entry.layer == "local"
+    data = json.loads((workdir / LOCAL).read_text())
     assert data == {"theme": "dark", "permissions": {"allow": ["Bash(pytest *)"]}}
     again = PermissionPolicy(workdir)
     assert again.find("allow", "Bash", "pytest -q tests") is not None
     assert again.remove_rule("Bash(pytest *)")
-    assert json.loads((workdir / SETTINGS).read_text())["permissions"]["allow"] == []
+    assert json.loads((workdir / LOCAL).read_text())["permissions"]["allow"] == []
     assert again.find("allow", "Bash", "pytest -q tests") is None
     assert not again.remove_rule("Bash(pytest *)")
 
@@ -120,7 +121,7 @@ def test_rules_saved_by_several_processes_at_once_are_all_kept(workdir):
         subprocess.Popen([sys.executable, "-c", script, str(workdir), f"p{n}"]) for n in range(4)
     ]
     assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]
-    saved = json.loads((workdir / SETTINGS).read_text())["permissions"]["allow"]
+    saved = json.loads((workdir / LOCAL).read_text())["permissions"]["allow"]
     assert sorted(saved) == sorted(f"Bash(echo p{n}-{i})" for n in range(4) for i in range(10))
 
 

@@ -122,6 +122,11 @@ class Agent:
         return self._conv.messages
 
     @property
+    def cancel_event(self) -> threading.Event:
+        """Set while the agent is being interrupted (hooks and tools watch it)."""
+        return self._cancel
+
+    @property
     def transcript_path(self) -> Path | None:
         return self._transcript.path if self._transcript else None
 
@@ -321,7 +326,9 @@ class Agent:
 
     def _run_tools(self, uses: list[ToolUseBlock]) -> bool:
         """Run each call in order; all results go into ONE user message. True = end turn."""
-        runner = ToolRunner(self.name, self.tools, self.gate, self._emit, self._tool_context)
+        hooks = getattr(self.runtime, "hooks", None)
+        runner = ToolRunner(self.name, self.tools, self.gate, self._emit, self._tool_context,
+                            hooks)
         results, end_turn = runner.run_all(uses, self._cancel)
         self._add_user(results)
         return end_turn

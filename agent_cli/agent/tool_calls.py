@@ -17,6 +17,7 @@ from ..events import Event, ToolFinished, ToolStarted
 from ..models.base import INVALID_INPUT_KEY, ToolResultBlock, ToolUseBlock
 from ..tools.base import ToolContext, ToolOutput, ToolSet
 from .conversation import INTERRUPTED, answers_for
+from .tool_hooks import post_tool_use, pre_tool_use
 
 if TYPE_CHECKING:
     from ..permissions.gate import PermissionGate
@@ -33,6 +34,7 @@ class ToolRunner:
     gate: PermissionGate | None
     emit: Callable[[Event], None]
     make_context: Callable[[], ToolContext]
+    hooks: Any = None  # permissions.hooks.HookRunner: PreToolUse / PostToolUse
 
     def run_all(
         self, uses: list[ToolUseBlock], cancel: threading.Event
@@ -57,10 +59,11 @@ class ToolRunner:
 
     def run_one(self, use: ToolUseBlock) -> ToolOutput:
         summary = summarize_args(use.input)
-        self.emit(ToolStarted(self.agent, use.name, summary, use.id))
+        self.emit(ToolStarted(self.agent, use.name, summary, use.id, input=use.input))
         out = self._execute(use)
         ok = not out.is_error
-        self.emit(ToolFinished(self.agent, use.name, summary, ok, outcome(out), use.id))
+        self.emit(ToolFinished(self.agent, use.name, summary, ok, outcome(out), use.id,
+                               content=out.content))
         return out
 
     def _execute(self, use: ToolUseBlock) -> ToolOutput:
@@ -76,14 +79,19 @@ class ToolRunner:
         except ToolError as exc:
             return ToolOutput(str(exc), is_error=True)
         ctx = self.make_context()
+        hook, refusal = pre_tool_use(self.hooks, self.agent, use, ctx.cancel)
+        if refusal is not None:
+            return refusal
         if self.gate is not None:
+            extra = {"hook": hook.permission} if hook is not None and hook.permission else {}
             try:
-                decision = self.gate.check(tool, args, ctx)
+                decision = self.gate.check(tool, args, ctx, **extra)
             except Exception as exc:  # a failing check denies; it never kills the agent
                 return ToolOutput(f"permission check failed: {exc}", is_error=True)
             if not decision.allowed:
                 return ToolOutput(decision.message or f"{tool.name} was denied", is_error=True)
-        return tool.run(args, ctx)
+        out = tool.run(args, ctx)
+        return post_tool_use(self.hooks, self.agent, use, out, ctx.cancel, hook)
 
 
 def invalid_input(tool: str, raw: str) -> str:

@@ -3,9 +3,10 @@
 Order: read-only tools are allowed (never ask, never audited). Otherwise: deny rules -> the
 plan gate (a teammate whose plan is not approved yet; skipped for plan_exempt tools) ->
 coordination tools without a permission kind are allowed (not audited) -> the mode (plan
-refuses, bypassPermissions allows, acceptEdits allows file changes) -> allow rules (settings,
-flags, session) -> the human through the approval broker. Every other decision is appended
-to the audit log. A denial is a Decision whose message becomes the tool result.
+refuses, bypassPermissions allows) -> ask rules (straight to the human) -> acceptEdits allows
+file changes -> allow rules (settings layers, flags, session) -> the human through the
+approval broker. Every other decision is appended to the audit log. A denial is a Decision
+whose message becomes the tool result.
 
 File writes into .agent-cli/, .tasks/, .team/ and .git/ skip acceptEdits and allow rules:
 they always ask (bypassPermissions excepted), so a model cannot grant itself permissions or
@@ -57,21 +58,30 @@ class PermissionGate:
         self.audit = audit
         self.plan_gate = plan_gate
 
-    def check(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> Decision:
-        """Decide whether `tool` may run with `args` for `ctx.agent` (may block on a human)."""
-        if tool.read_only:
+    def check(
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, hook: str | None = None
+    ) -> Decision:
+        """Decide whether `tool` may run with `args` for `ctx.agent` (may block on a human).
+
+        `hook`: a PreToolUse hook's "allow" (counts like an allow rule: deny rules, the plan
+        gate, plan mode and ask rules still win) or "ask" (asks even a read-only tool). A
+        hook's deny is refused before the gate (agent/tool_hooks.py).
+        """
+        if tool.read_only and hook != "ask":
             return Decision(True, "read-only")
         try:
             target = self._target(tool, args, ctx)
         except ToolError as exc:
             return self._done(tool, args, ctx, Decision(False, "confinement", str(exc)))
-        decision = self._decide(tool, args, ctx, target)
+        decision = self._decide(tool, args, ctx, target, hook)
         if decision.source == "coordination":
             return decision  # board/team tools: nothing to decide, nothing to audit
         return self._done(tool, args, ctx, decision)
 
     # ----- steps ----------------------------------------------------------------------------
-    def _decide(self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str) -> Decision:
+    def _decide(
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, hook: str | None = None
+    ) -> Decision:
         kind = tool.permission
         noun = NOUNS.get(kind or "", f"{tool.name} call")
         verdict = self.policy.judge_shell(target) if kind == "Bash" else None
@@ -88,13 +98,15 @@ class PermissionGate:
                     f"{_short(target)} was not run{why}.",
                     reason=verdict.reason if verdict else "",
                 )
-        if tool.read_hint:  # an MCP tool that says it only reads: deny rules alone apply
-            return Decision(True, "read-only hint")
-        if self.plan_gate is not None and not tool.plan_exempt:
+        if tool.read_hint and hook != "ask":  # an MCP tool that says it only reads
+            return Decision(True, "read-only hint")  # deny rules alone apply
+        if self.plan_gate is not None and not tool.plan_exempt and not tool.read_only:
             refusal = self.plan_gate(ctx.agent)
             if refusal:
                 return Decision(False, "plan", refusal)
         if kind is None:
+            if hook == "ask":
+                return self._ask(tool, args, ctx, target, noun, forced=True)
             return Decision(True, "coordination")
         mode = self.policy.mode
         if mode == "plan":
@@ -113,6 +125,8 @@ class PermissionGate:
                     f"rule might match what it runs, because {unseen}.", reason=unseen
                 )
             return Decision(True, "mode bypassPermissions")
+        if hook == "ask" or self.policy.find("ask", kind, target) is not None:
+            return self._ask(tool, args, ctx, target, noun, forced=True)  # beats allow, modes
         guarded = kind in ("Write", "Edit") and is_protected(target)
         if mode == "acceptEdits" and kind in ("Write", "Edit") and not guarded:
             return Decision(True, "mode acceptEdits")
@@ -122,11 +136,17 @@ class PermissionGate:
             allow = None if guarded else self.policy.find("allow", kind, target)
         if allow is not None:
             return Decision(True, allow.rule)
+        unseen = verdict.unseen if verdict is not None else ""
+        if hook == "allow" and not guarded and not unseen:  # never past what a deny might hit
+            return Decision(True, "hook")
         return self._ask(tool, args, ctx, target, noun, why)
 
     def _ask(
-        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str, why: str = ""
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str, why: str = "",
+        forced: bool = False,
     ) -> Decision:
+        """Ask the human. `forced` (an ask rule or hook): no allow rule would stop the next
+        ask, so none is offered."""
         req = ApprovalRequest(
             agent=ctx.agent,
             tool=tool.name,
@@ -134,7 +154,7 @@ class PermissionGate:
             summary=target,
             preview=self._preview(tool, args, ctx, target),
             purpose=_where(ctx),
-            suggested_rule=suggest_rule(tool.permission or "", target),
+            suggested_rule="" if forced else suggest_rule(tool.permission or "", target),
             reason=f"asks because {why}" if why else "",
         )
         answer = self.broker.ask(req, ctx.cancel)

@@ -1,8 +1,10 @@
 """The permission policy of a session: the mode and every allow/deny rule with its source.
 
-Rules come from `.agent-cli/settings.json`, the `--allow` / `--deny` flags, and the session
-("allow always" answers). Each rule is parsed when it arrives, so an invalid one is a one-line
-UserError at load time, never a surprise at call time. Thread-safe: teammates consult the
+Rules come from the settings layers (user, project, local: layers.py), the `--allow` /
+`--deny` flags, and the session ("allow always" answers); saving writes the local layer.
+Effects: allow, deny and ask (an ask rule makes a call ask even where an allow rule
+matches). Each rule is parsed when it arrives, so an invalid one is a one-line UserError at
+load time, never a surprise at call time. Thread-safe: teammates consult the
 policy while the UI thread changes the mode or adds rules.
 """
 
@@ -14,13 +16,15 @@ from pathlib import Path
 from typing import Literal, cast
 
 from ..errors import UserError
+from .layers import SettingsLayers
 from .rules import InvalidRule, Rule, parse_rule
-from .settings import default_settings_path, load_rules, update_rule
+from .settings import update_rule
 from .shell_analysis import analyze
 from .shell_verdict import ShellVerdict, judge
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
-Effect = Literal["allow", "deny"]
+Effect = Literal["allow", "deny", "ask"]
+EFFECTS: tuple[str, ...] = ("allow", "deny", "ask")
 MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "bypassPermissions")
 SESSION = "session"
 
@@ -33,6 +37,7 @@ class RuleEntry:
     effect: Effect
     source: str
     parsed: Rule
+    layer: str = ""  # user / project / local / flag / session
 
 
 class PermissionPolicy:
@@ -46,9 +51,11 @@ class PermissionPolicy:
         deny: tuple[str, ...] | list[str] = (),
         settings_path: Path | None = None,
         allow_bypass: bool = False,
+        layers: SettingsLayers | None = None,
     ) -> None:
         self.workdir = Path(workdir)
-        self.settings_path = Path(settings_path or default_settings_path(self.workdir))
+        self.layers = layers or SettingsLayers(self.workdir)
+        self.settings_path = Path(settings_path or self.layers.local.path)  # where saves go
         self.allow_bypass = allow_bypass
         self._lock = threading.RLock()
         self._entries: list[RuleEntry] = []
@@ -57,7 +64,7 @@ class PermissionPolicy:
         self._load_settings()
         for effect, texts, source in (("allow", allow, "--allow"), ("deny", deny, "--deny")):
             for text in texts:
-                self._entries.append(self._entry(text, cast(Effect, effect), source))
+                self._entries.append(self._entry(text, cast(Effect, effect), source, "flag"))
 
     # ----- sources -----------------------------------------------------------------
     @property
@@ -68,22 +75,27 @@ class PermissionPolicy:
             shown = self.settings_path
         return f"settings: {shown}"
 
-    def _entry(self, text: str, effect: Effect, source: str) -> RuleEntry:
-        if effect not in ("allow", "deny"):
-            raise UserError(f"invalid rule effect {effect!r}: use allow or deny")
+    def _entry(
+        self, text: str, effect: Effect, source: str, layer: str = "", path: Path | None = None
+    ) -> RuleEntry:
+        if effect not in EFFECTS:
+            raise UserError(f"invalid rule effect {effect!r}: use allow, deny or ask")
         try:
             parsed = parse_rule(text)
         except InvalidRule as exc:
-            where = f"{self.settings_path}: " if source.startswith("settings") else ""
+            where = f"{path or self.settings_path}: " if source.startswith("settings") else ""
             raise InvalidRule(f"{where}{exc}") from exc
-        return RuleEntry(parsed.text, effect, source, parsed)
+        return RuleEntry(parsed.text, effect, source, parsed, layer or self._layer_of(source))
 
     def _load_settings(self) -> None:
-        rules = load_rules(self.settings_path)
-        source = self.settings_source
-        for effect in ("allow", "deny"):
-            for text in rules[effect]:
-                self._entries.append(self._entry(text, cast(Effect, effect), source))
+        for layer, data in self.layers.loaded():
+            perms = data.get("permissions", {})
+            for effect in EFFECTS:
+                for text in perms.get(effect, []):
+                    self._entries.append(
+                        self._entry(text, cast(Effect, effect), layer.source, layer.name,
+                                    layer.path)
+                    )
 
     # ----- mode -----------------------------------------------------------------------
     @property
@@ -123,7 +135,7 @@ class PermissionPolicy:
         entry = self._entry(rule, cast(Effect, effect), source)
         with self._lock:
             if save:
-                update_rule(self.settings_path, entry.rule, effect, present=True)
+                self._save(entry.rule, effect)
                 # Saving promotes a session rule: it is listed once, from settings.json.
                 self._entries = [
                     e
@@ -144,7 +156,9 @@ class PermissionPolicy:
         """Remove every copy of the rule (session, flags and settings.json); True if any."""
         text = rule.strip()
         with self._lock:
-            removed = update_rule(self.settings_path, text, effect, present=False)
+            removed = self.layers.remove_rule(text, effect)
+            if self.settings_path != self.layers.local.path:
+                removed = update_rule(self.settings_path, text, effect, present=False) or removed
             keep = [e for e in self._entries if (e.rule, e.effect) != (text, effect)]
             removed = removed or len(keep) != len(self._entries)
             self._entries = keep
@@ -152,12 +166,21 @@ class PermissionPolicy:
 
     def find(self, effect: str, permission: str, target: str) -> RuleEntry | None:
         """The first rule of `effect` that decides a call of kind `permission` on `target`
-        (for Bash, the rule judge_shell names when it allows or denies)."""
+        (for Bash, the rule judge_shell names when it allows or denies). An ask rule is
+        matched as broadly as a deny rule (any part of a compound command)."""
         if permission == "Bash":
+            if effect == "ask":
+                asks = [e for e in self.rules()
+                        if e.effect == "ask" and e.parsed.covers("Bash", "deny")]
+                if not asks:
+                    return None
+                verdict = judge(analyze(target), [], asks)
+                return verdict.entry if verdict.effect == "deny" else None
             verdict = self.judge_shell(target)
             return verdict.entry if verdict.effect == effect else None
+        how = "deny" if effect == "ask" else effect
         for entry in self.rules():
-            if entry.effect == effect and entry.parsed.matches(permission, target, effect):
+            if entry.effect == effect and entry.parsed.matches(permission, target, how):
                 return entry
         return None
 
@@ -167,3 +190,17 @@ class PermissionPolicy:
         allows = [e for e in entries if e.effect == "allow"]
         denies = [e for e in entries if e.effect == "deny"]
         return judge(analyze(command), allows, denies)
+
+    def _save(self, rule: str, effect: str) -> None:
+        if self.settings_path == self.layers.local.path:
+            self.layers.save_rule(rule, effect)
+        else:
+            update_rule(self.settings_path, rule, effect, present=True)
+
+    def _layer_of(self, source: str) -> str:
+        if source.startswith("--"):
+            return "flag"
+        for layer in self.layers.layers:
+            if source == layer.source:
+                return layer.name
+        return "local" if source == self.settings_source else source

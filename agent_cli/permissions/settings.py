@@ -1,7 +1,8 @@
 """`.agent-cli/settings.json`: loading and saving the permission rules a project keeps.
 
-Format: `{"permissions": {"allow": ["Bash(git status)"], "deny": ["Bash(rm *)"]}}`; other keys
-are preserved untouched on save. A file that is not valid JSON, or whose permissions are not
+Format: `{"permissions": {"allow": ["Bash(git status)"], "deny": ["Bash(rm *)"], "ask": [...]}}`;
+other keys are preserved untouched on save. The same functions serve every settings layer
+(user, project, local: see layers.py). A file that is not valid JSON, or whose permissions are not
 lists of strings, is reported by name (UserError) and never overwritten. Saving is a locked
 read-modify-write with an atomic replace, so two processes adding rules do not lose one.
 """
@@ -9,15 +10,17 @@ read-modify-write with an atomic replace, so two processes adding rules do not l
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..fsutil import atomic_write_json
+from ..fsutil import atomic_write_json, read_regular_text
 from ..locking import StateLock
 
 SETTINGS_RELPATH = Path(".agent-cli") / "settings.json"
-EFFECTS = ("allow", "deny")
+EFFECTS = ("allow", "deny", "ask")
+MAX_SETTINGS_BYTES = 1_000_000
 
 
 class SettingsError(UserError):
@@ -29,12 +32,15 @@ def default_settings_path(workdir: Path) -> Path:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        raw = path.read_text(encoding="utf-8")
+    try:  # never follows a symlink, never blocks on a FIFO (every layer, even the user's)
+        raw = read_regular_text(path, MAX_SETTINGS_BYTES)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SettingsError(f"cannot read {path}: {exc}") from exc
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if raw is None:
+        raise SettingsError(f"{path} is not a regular file under {MAX_SETTINGS_BYTES} bytes "
+                            "(a symlink, FIFO or directory?); fix or remove it")
     if not raw.strip():
         return {}
     try:
@@ -56,8 +62,14 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
+def load_settings(path: Path) -> dict[str, Any]:
+    """The whole settings object in `path` ({} when the file does not exist); SettingsError
+    naming the file when it is not valid JSON or its permissions have the wrong shape."""
+    return _read(Path(path))
+
+
 def load_rules(path: Path) -> dict[str, list[str]]:
-    """The allow and deny rule texts in `path` ({} entries when the file does not exist)."""
+    """The allow, deny and ask rule texts in `path` ({} entries when the file does not exist)."""
     perms = _read(Path(path)).get("permissions", {})
     return {effect: list(perms.get(effect, [])) for effect in EFFECTS}
 
@@ -85,5 +97,24 @@ def update_rule(path: Path, rule: str, effect: str, present: bool) -> bool:
             items.append(rule)
         else:
             perms[effect] = [x for x in items if x != rule]
+        atomic_write_json(path, data)
+        return True
+
+
+def update_settings(path: Path, mutate: Callable[[dict[str, Any]], bool]) -> bool:
+    """Locked read-modify-write of the whole settings object in `path`.
+
+    `mutate(data)` changes `data` in place and returns True when it changed something; only
+    then is the file replaced (atomically). A corrupt file is never overwritten.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SettingsError(f"cannot create {path.parent}: {exc.strerror or exc}") from exc
+    with _lock(path).held():
+        data = _read(path)
+        if not mutate(data):
+            return False
         atomic_write_json(path, data)
         return True

@@ -1,7 +1,8 @@
 """How the team builds an Agent for the lead or a teammate.
 
 Both get the same wiring: a system prompt from prompts/<name>.md with `$name $role $team
-$workdir` filled in, an Identity, their role's board/team tools plus the workspace tools,
+$workdir` filled in, followed by the project memory (and, for the lead,
+--append-system-prompt), an Identity, their role's board/team tools plus the workspace tools,
 the events bus, a transcript in `.team/transcripts/<name>.jsonl`, and the runtime's
 compaction threshold. What differs is passed in: the tools, the gate (a teammate's sees its
 denials), the identity extra and whether to resume from an existing transcript.
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from string import Template
 from typing import TYPE_CHECKING, Any
 
+from ..names import LEAD
 from ..prompts import load_prompt
 
 if TYPE_CHECKING:
@@ -50,6 +52,7 @@ def build_agent(
 
     team_name = rt.roster.team_name
     system = render_prompt(prompt_name, name=name, role=role, team=team_name, workdir=rt.workdir)
+    system = compose_system(system, rt, lead=name == LEAD)
     return Agent(
         Identity(name, role, team_name, rt.workdir),
         system,
@@ -66,3 +69,18 @@ def build_agent(
         extra_identity=extra_identity,
         resume=resume,
     )
+
+
+def compose_system(system: str, rt: Runtime, lead: bool) -> str:
+    """The rendered prompt + the project memory (every agent) + --append-system-prompt (the
+    lead). Part of the system prompt, so compaction never drops it."""
+    parts = [system.rstrip("\n")]
+    memory = rt.memory.block()
+    if memory:
+        parts.append(memory)
+    extra = (rt.config.append_system_prompt or "").strip()
+    if lead and extra:
+        parts.append(extra)
+    if len(parts) == 1:
+        return system
+    return "\n\n".join(parts) + "\n"

@@ -22,6 +22,7 @@ from ..names import LEAD
 from . import plans, task_plans
 from .claimgate import CLOSING
 from .framing import auto_claim_block, format_message, resumed_task_block
+from .idle_hook import idle_hook_work
 from .protocol_inbox import ProtocolInbox
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class IdleLoop(ProtocolInbox):
     _idle_stamps: tuple | None  # (board, inbox, watching board) while waiting, else None
     _watch_board: bool  # False once the idle_notification went out
     _resume_held: bool  # the first idle check has not looked for a held task yet
+    idle_hook_streak: int = 0  # turns in a row that a TeammateIdle hook asked for
 
     def is_quiet(self) -> bool:
         """Waiting idle, and nothing it watches has changed since its last empty scan."""
@@ -50,6 +52,7 @@ class IdleLoop(ProtocolInbox):
         timeout = self.rt.config.idle_timeout_s
         idle_deadline = time.monotonic() + timeout if timeout > 0 else None
         self._watch_board = True
+        idle_hook = True  # TeammateIdle runs once per idle period, before the first wait
         while True:
             gen = self.rt.changes.generation
             stamps = (self.rt.board.stamp(), self.rt.mail.stamp(self.name))
@@ -61,11 +64,18 @@ class IdleLoop(ProtocolInbox):
             if self._injections or self.intake.has_held():
                 work = self._injections + [format_message(m) for m in self.intake.take_held()]
                 self._injections = []
+                self.idle_hook_streak = 0
                 return work
             if self._watch_board:
                 block = self._try_claim()
                 if block is not None:
+                    self.idle_hook_streak = 0
                     return [block]
+            if idle_hook:
+                idle_hook = False
+                forced = idle_hook_work(self)
+                if forced is not None:
+                    return forced
             idle_deadline = self._wait(gen, stamps, idle_deadline)
 
     def _resume_interrupted(self) -> None:

@@ -125,12 +125,13 @@ class TrackingGate:
         self._gate = gate
         self._teammate = teammate
 
-    def check(self, tool, args, ctx):
+    def check(self, tool, args, ctx, hook=None):
         decision = None
         if not tool.read_only and not tool.plan_exempt:
             decision = self._lost_plan_refusal(tool, args, ctx)
         if decision is None:
-            decision = self._gate.check(tool, args, ctx)
+            extra = {"hook": hook} if hook else {}
+            decision = self._gate.check(tool, args, ctx, **extra)
         if not decision.allowed:
             self._teammate.note_denial(tool, decision)
             if decision.source == "plan":  # told to get a plan approved: not a stall

@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..agent.tool_hooks import pre_tool_use
 from ..errors import Refused, ToolError
 from ..events import TaskEvent
+from ..models.base import ToolUseBlock
 from ..tools.base import ToolContext
 from ..tools.shell import run_process, shell_tool
 
@@ -131,7 +133,14 @@ def ask_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> Ver
     shell = shell_tool()
     args = shell.parse({"command": task.verify.command})
     vctx = replace(ctx, purpose=verify_purpose(task))
-    decision = (gate or runtime.gate).check(shell, args, vctx)
+    # PreToolUse hooks see the verify command as the shell call it is.
+    use = ToolUseBlock(id=f"verify_task_{task.id}", name=shell.name,
+                       input={"command": task.verify.command})
+    hook, refusal = pre_tool_use(getattr(runtime, "hooks", None), ctx.agent, use, ctx.cancel)
+    if refusal is not None:
+        return VerifyOutcome(False, f"verify command was not run: {refusal.content}", True)
+    extra = {"hook": hook.permission} if hook is not None and hook.permission else {}
+    decision = (gate or runtime.gate).check(shell, args, vctx, **extra)
     record_verify(runtime.audit, task, ctx.agent, decision.allowed, decision.source)
     if not decision.allowed:
         return VerifyOutcome(False, f"verify command was not run: {decision.message}", True)
@@ -147,6 +156,24 @@ def run_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> Ver
     if refused is not None:
         return refused
     return check_verify(verify, runtime.workdir, ctx.cancel)
+
+
+def _completion_hook(runtime: Runtime, ctx: ToolContext, task: Task, result: str) -> None:
+    """TaskCompleted hooks may refuse a completion, exactly like a failed verify."""
+    hooks = getattr(runtime, "hooks", None)
+    if hooks is None:
+        return
+    why = hooks.refusal("TaskCompleted", ctx.agent, {
+        "task": {"id": task.id, "subject": task.subject}, "task_id": task.id,
+        "task_subject": task.subject, "task_description": task.description, "result": result,
+    }, ctx.cancel)
+    if why is None:
+        return
+    detail = f"TaskCompleted hook: {why}"
+    runtime.events.emit(TaskEvent(agent=ctx.agent, action="verify_failed", task_id=task.id,
+                                  subject=task.subject, detail=detail))
+    raise ToolError(f"task #{task.id} not completed: {detail}. It stays in_progress with you; "
+                    "fix the cause and call complete_task again.")
 
 
 def complete_verified(
@@ -185,6 +212,7 @@ def complete_verified(
                 "It stays in_progress with you; fix the cause and call complete_task again.",
                 outcome.detail,
             )
+    _completion_hook(runtime, ctx, task, result)
     done = runtime.board.complete(task_id, owner, claim_token, result, actor=owner)
     runtime.events.emit(
         TaskEvent(

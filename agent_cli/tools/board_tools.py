@@ -114,6 +114,11 @@ def _task_detail(t: Task, viewer: str) -> str:
     return "\n".join(lines)
 
 
+def _hook_refusal(rt: Runtime, event: str, ctx: ToolContext, fields: dict) -> str | None:
+    hooks = getattr(rt, "hooks", None)
+    return hooks.refusal(event, ctx.agent, fields, ctx.cancel) if hooks is not None else None
+
+
 def _touch_teammate(rt: Runtime, name: str) -> None:
     """Refresh a teammate's roster entry after a claim/complete made through a tool."""
     tm = rt.team.teammate(name)
@@ -128,6 +133,12 @@ def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
     verify = args.verify
     if verify is not None:  # the model wrote it, whatever it says about itself
         verify = verify.model_copy(update={"set_by": ctx.agent})
+    why = _hook_refusal(rt, "TaskCreated", ctx, {
+        "task": {"id": None, "subject": args.subject}, "task_subject": args.subject,
+        "task_description": args.description, "blocked_by": args.blocked_by,
+        "assignee": args.assignee, "role": args.role})
+    if why is not None:
+        raise ToolError(f"task not created: a TaskCreated hook refused it: {why}")
     task = rt.board.create(
         args.subject,
         args.description,

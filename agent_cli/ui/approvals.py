@@ -68,7 +68,7 @@ def choices(req: Any) -> Text:
     if req.suggested_rule:
         text.append("Yes, and don't ask again for ")
         text.append(req.suggested_rule, style="bold cyan")
-        text.append(" (adds this rule for the session)\n")
+        text.append(" (saves it to .agent-cli/settings.local.json)\n")
     else:
         text.append("Yes (no rule can cover this; same as 1)\n")
     text.append("  3 ", style="bold")
@@ -149,7 +149,9 @@ class ApprovalPrompter:
         if choice == "1":
             return ApprovalAnswer("allow_once")
         if choice == "2":
-            return ApprovalAnswer("allow_always" if req.suggested_rule else "allow_once")
+            if not req.suggested_rule:
+                return ApprovalAnswer("allow_once")
+            return ApprovalAnswer("allow_always", save=True)  # to the local settings layer
         feedback = ""
         if choice == "3":
             feedback = self._session().prompt(
@@ -166,7 +168,7 @@ def outcome_line(req: Any, answer: Any) -> Text:
     if answer.decision == "allow_always":
         line = who + Text(f"allowed; rule added: {req.suggested_rule}", style="green")
         if answer.save:
-            return line + Text(" (saved to settings)", style="dim")
+            return line + Text(" (saved to .agent-cli/settings.local.json)", style="dim")
         return line + Text(f" (this session)\n  to keep it: /permissions save "
                            f"{req.suggested_rule}", style="dim")
     said = f" — told: {answer.feedback}" if answer.feedback else ""

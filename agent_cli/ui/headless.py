@@ -37,7 +37,9 @@ from ..errors import UserError
 from ..events import Event, MessageEvent, Notice
 from ..names import LEAD
 from ..pricing import cost_report
+from .headless_session import HeadlessSession, result_fields
 from .outcome import EXIT_CODES, RunScope, assess, explain, unfinished_line
+from .stream_json import StreamJson
 from .toolbar import count_tasks
 
 NO_HUMAN = "no human to approve in headless mode"
@@ -53,6 +55,7 @@ class HeadlessDenials:
     broker: Any
     items: list[dict[str, Any]] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    on_denied: Any = None  # called with each denial as it happens (stream-json)
 
     def attach(self) -> None:
         self.broker.attach_ui(self._drain)
@@ -66,12 +69,13 @@ class HeadlessDenials:
             hint = f"; rerun with --allow '{req.suggested_rule}'" if req.suggested_rule else ""
             answer = ApprovalAnswer("deny", feedback=NO_HUMAN + hint, source="headless")
             if self.broker.answer(req.id, answer):
-                with self._lock:
-                    self.items.append({
-                        "agent": req.agent, "tool": req.tool, "target": req.summary,
+                item = {"agent": req.agent, "tool": req.tool, "target": req.summary,
                         "rule": req.suggested_rule, "purpose": req.purpose,
-                        **({"reason": req.reason} if req.reason else {}),
-                    })
+                        **({"reason": req.reason} if req.reason else {})}
+                with self._lock:
+                    self.items.append(item)
+                if self.on_denied is not None:
+                    self.on_denied(item)
 
     def snapshot(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -120,22 +124,31 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
     prompt = check_prompt(args.prompt)
     limit = float(getattr(args, "timeout", 600.0) or 600.0)
     deadline = time.monotonic() + limit
-    denials = HeadlessDenials(runtime.broker)
+    fmt = getattr(args, "output_format", "text")
+    stream = StreamJson(out, runtime) if fmt == "stream-json" else None
+    denials = HeadlessDenials(runtime.broker, on_denied=stream.approval if stream else None)
     denials.attach()
     failures = TeammateFailures()
     unsubscribe = runtime.events.subscribe(failures.on_event)
     scope = RunScope.begin(runtime.board)
+    session = HeadlessSession(runtime)
     quiet, interrupted = False, False
     try:
         from .mcp_view import start_headless
 
         start_headless(runtime, err)
         lead = runtime.team.make_lead()
+        if stream is not None:
+            stream.open(runtime, lead)
+        session.start()
+        sent = session.prompt(prompt)
+        turn = session.turn(lead)
         try:
-            turns, finished = _lead_turn(runtime, lead, prompt, deadline)
+            turns, finished = (_lead_turn(runtime, lead, sent, deadline, turn)
+                               if sent is not None else ([], True))
             quiet = finished
-            if finished and getattr(args, "wait", False):
-                more, quiet, finished = follow_up(runtime, lead, deadline)
+            if finished and sent is not None and getattr(args, "wait", False):
+                more, quiet, finished = follow_up(runtime, lead, deadline, turn, session.spent)
                 turns += more
         except KeyboardInterrupt:  # Ctrl-C: stop, and still say what the board holds
             interrupted, quiet, turns, finished = True, False, [], False
@@ -155,9 +168,19 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         busy = runtime.close(5.0)
         runtime.broker.detach_ui()
         unsubscribe()
-    _settle(report, runtime, touched, known, interrupted)
-    _print(report, getattr(args, "output_format", "text"), out, err)
-    return _finish(report, quiet, limit, busy, err)
+        session.end()
+    _settle(report, runtime, touched, known, interrupted)  # the board as left on disk
+    session.annotate(report)
+    if stream is not None:
+        stream.result(report, result_fields(report, session))
+    else:
+        _print(report, fmt, out, err)
+    code = _finish(report, quiet, limit, busy, err)
+    if session.failed():
+        err.write(session.failed() + "\n")
+        err.flush()
+        code = max(code, 1)
+    return code
 
 
 def _settle(report: dict[str, Any], runtime: Any, touched: list[int], known: Any,
@@ -206,14 +229,18 @@ def _finish(report: dict[str, Any], quiet: bool, limit: float, busy: list[str],
     return EXIT_CODES[report["outcome"]]
 
 
-def follow_up(runtime: Any, lead: Any, deadline: float) -> tuple[list[Any], bool, bool]:
-    """Wait for a quiet team, giving the lead a turn whenever its teammates need it.
+def follow_up(runtime: Any, lead: Any, deadline: float, turn: Any = None,
+              spent: Any = None) -> tuple[list[Any], bool, bool]:
+    """Wait for a quiet team, giving the lead a turn whenever its teammates need it (`turn`
+    runs one; none once `spent()` says the --max-turns budget is used up).
 
     Returns (the extra turns' results, quiet, the last lead turn finished).
     """
     team = runtime.team
     turns: list[Any] = []
     while True:
+        if spent is not None and spent():
+            return turns, team.is_quiet(), True
         left = max(0.0, deadline - time.monotonic())
         quiet = team.wait_quiet(left, wake=lambda: _unread(team, URGENT_TYPES))
         if not _unread(team, URGENT_TYPES if not quiet else ANSWER_TYPES):
@@ -224,7 +251,7 @@ def follow_up(runtime: Any, lead: Any, deadline: float) -> tuple[list[Any], bool
             runtime.events.emit(Notice(agent="lead", level="warning", text=(
                 f"stopped after {MAX_LEAD_TURNS} lead turns; unread messages stay in the inbox")))
             return turns, quiet or team.is_quiet(), True
-        results, finished = _lead_turn(runtime, lead, None, deadline)
+        results, finished = _lead_turn(runtime, lead, None, deadline, turn)
         turns += results
         if not finished:
             return turns, False, False
@@ -247,7 +274,7 @@ def stop_teammates(runtime: Any) -> None:
 
 
 def _lead_turn(runtime: Any, lead: Any, prompt: str | None,
-               deadline: float) -> tuple[list[Any], bool]:
+               deadline: float, turn: Any = None) -> tuple[list[Any], bool]:
     """One lead turn on a thread so the deadline holds: its inbox, then `prompt` (None: the
     inbox alone; no turn when it is empty). ([result] or [], finished). An exception raised
     by the turn is raised again here, on the caller's thread."""
@@ -259,7 +286,8 @@ def _lead_turn(runtime: Any, lead: Any, prompt: str | None,
             block = runtime.team.lead_inbox_block()
             content = [c for c in (block, prompt) if c]
             if content:
-                box["result"] = lead.run_turn(content if len(content) > 1 else content[0])
+                box["result"] = (turn or lead.run_turn)(content if len(content) > 1
+                                                        else content[0])
         except BaseException as exc:  # re-raised on the caller's thread, not printed here
             box["raised"] = exc
         finally:

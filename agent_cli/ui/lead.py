@@ -28,9 +28,12 @@ class LeadRunner:
         agent: Any,
         on_change: Callable[[], None] = lambda: None,
         model_name: str = "",
+        hooks: Any = None,
     ) -> None:
-        """`agent`: the lead Agent, or a zero-argument callable that builds it."""
+        """`agent`: the lead Agent, or a zero-argument callable that builds it. `hooks`: the
+        session's LeadHooks (UserPromptSubmit, Stop, SessionStart context), if any."""
         self.runtime = runtime
+        self.hooks = hooks
         self._factory: Callable[[], Any] | None = agent if callable(agent) else None
         self._agent: Any = None if callable(agent) else agent
         self._build_lock = threading.Lock()
@@ -153,13 +156,22 @@ class LeadRunner:
         self.on_change()
 
     def _turn(self, text: str | None) -> None:
-        """One turn: the unread inbox, then `text` (None: the inbox alone; no turn if empty)."""
+        """One turn: the unread inbox, then `text` (None: the inbox alone; no turn if empty).
+        A typed `text` passes the UserPromptSubmit hooks first (they may drop it)."""
+        if text is not None and self.hooks is not None:
+            text = self.hooks.prompt(text)
+            if text is None:
+                return  # dropped by a hook (it said why); the inbox waits for the next turn
         block = self.runtime.team.lead_inbox_block()
         parts = [part for part in (block, text) if part]
         if not parts:
             return  # a wake-up whose messages an earlier turn already took in
         try:
-            self.last_result = self.agent.run_turn(parts if len(parts) > 1 else parts[0])
+            content = parts if len(parts) > 1 else parts[0]
+            if self.hooks is not None:
+                self.last_result = self.hooks.run_turn(self.agent, content)
+            else:
+                self.last_result = self.agent.run_turn(content)
         finally:
             with self._cond:
                 self.turns += 1

@@ -27,6 +27,7 @@ from prompt_toolkit.styles import Style
 from rich.text import Text
 
 from ..events import MessageEvent
+from ..team.lead_hooks import LeadHooks
 from . import startup
 from .approvals import ApprovalPrompter, approval_panel, outcome_line
 from .completer import SlashCompleter
@@ -86,7 +87,9 @@ class Repl:
         # The model is made now (a bad --model fails at once); the lead Agent once the
         # prompt is on screen.
         model_name = runtime.make_model("lead").name
-        self.lead = LeadRunner(runtime, runtime.team.make_lead, self.changed, model_name)
+        self.lead_hooks = LeadHooks(runtime)
+        self.lead = LeadRunner(runtime, runtime.team.make_lead, self.changed, model_name,
+                               hooks=self.lead_hooks)
         self.prompter = ApprovalPrompter(input, output, self.color)
         self._approval_wanted = threading.Event()
         self.session = self._make_session(input, output)
@@ -290,6 +293,7 @@ class Repl:
         self.runtime.broker.attach_ui(self._on_request)
         self.printer.write(render_str(startup.banner(self.runtime, self.lead.model_name),
                                       self.width(), self.color))
+        self.lead_hooks.session_start()
         stale = startup.stale_tasks(self.runtime)
         if stale:
             self.printer.write(render_str(startup.stale_question(stale), self.width(),
@@ -391,6 +395,7 @@ class Repl:
                       "(their tasks stay in progress; release them next time)", style="yellow")
         elif running:
             self.note("all teammates stopped.")
+        self.lead_hooks.session_end("prompt_input_exit")
 
 
 def run_repl(runtime: Any, args: Any = None) -> int:

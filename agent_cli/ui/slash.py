@@ -18,6 +18,8 @@ from rich.text import Text
 from ..errors import AgentCliError, UserError
 from ..names import check_name
 from . import tables
+from .hooks_view import cmd_hooks
+from .memory_view import cmd_memory
 from .render import UiSettings
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -152,7 +154,7 @@ def cmd_model(ctx: SlashContext, arg: str) -> None:
     ctx.console.print(f"lead model is now {ctx.lead.agent.model.name}")
 
 
-PERMISSION_USAGE = ("usage: /permissions [allow RULE [--save] | deny RULE [--save] | "
+PERMISSION_USAGE = ("usage: /permissions [allow|deny|ask RULE [--save] | "
                     "save RULE | remove RULE]")
 SAVE_FLAG = "--save"
 
@@ -162,17 +164,18 @@ def cmd_permissions(ctx: SlashContext, arg: str) -> None:
     words = arg.split(None, 1)
     if not words:
         ctx.console.print(tables.permissions_table(policy.mode, policy.rules()))
-        ctx.console.print(Text("/permissions allow|deny RULE [--save], save RULE, remove RULE"
-                               "  e.g. Bash(git status)", style="dim"))
+        ctx.console.print(Text("/permissions allow|deny|ask RULE [--save], save RULE, remove "
+                               "RULE  e.g. Bash(git status); saved rules go to "
+                               f"{_settings_shown(policy)}", style="dim"))
         return
     action, rule = words[0], (words[1].strip() if len(words) > 1 else "")
     rule, save = _split_save_flag(rule)
-    if action not in ("allow", "deny", "save", "remove") or not rule:
+    if action not in ("allow", "deny", "ask", "save", "remove") or not rule:
         raise UserError(PERMISSION_USAGE)
-    if save and action not in ("allow", "deny"):
-        raise UserError(f"{SAVE_FLAG} goes with allow or deny; /permissions {action} {rule}")
+    if save and action not in ("allow", "deny", "ask"):
+        raise UserError(f"{SAVE_FLAG} goes with allow, deny or ask; /permissions {action} {rule}")
     if action == "remove":
-        removed = [e for e in ("allow", "deny") if policy.remove_rule(rule, e)]
+        removed = [e for e in ("allow", "deny", "ask") if policy.remove_rule(rule, e)]
         if not removed:
             raise UserError(f"no rule {rule!r} to remove (see /permissions)")
         ctx.console.print(f"removed {' and '.join(removed)} rule {rule}")
@@ -297,6 +300,9 @@ COMMANDS: dict[str, Command] = {
         Command("/model", "/model [NAME]", "show or change the lead's model", cmd_model),
         Command("/permissions", "/permissions [allow|deny|save|remove RULE]",
                 "rules in force and their source; --save keeps one", cmd_permissions),
+        Command("/memory", "/memory", "project memory files loaded (AGENTS.md, CLAUDE.md)",
+                cmd_memory),
+        Command("/hooks", "/hooks", "hooks configured in the settings layers", cmd_hooks),
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
         Command("/cost", "/cost", "tokens and dollars per agent and in total", cmd_cost),
         Command("/mcp", "/mcp", "MCP servers: state and tools", cmd_mcp),
@@ -355,12 +361,12 @@ def argument_values(runtime: Any) -> Callable[[str, int, list[str]], Iterable[st
             return ["demo", "claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"]
         if command == "/permissions":
             if index == 0:
-                return ["allow", "deny", "save", "remove"]
+                return ["allow", "deny", "ask", "save", "remove"]
             if index == 1 and before[:1] == ["remove"]:
                 return [e.rule for e in runtime.policy.rules()]
             if index == 1 and before[:1] == ["save"]:
                 return [e.rule for e in runtime.policy.rules() if e.source == "session"]
-            if index >= 2 and before[:1] in (["allow"], ["deny"]):
+            if index >= 2 and before[:1] in (["allow"], ["deny"], ["ask"]):
                 return [SAVE_FLAG]
         return []
 

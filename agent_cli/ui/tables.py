@@ -198,9 +198,11 @@ def permissions_table(mode: str, entries: list[Any]) -> Table | Text:
     if not entries:
         return Text(f"{title}\nNo allow or deny rules: every shell command and file write asks.")
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("effect", "rule", "source"):
+    for col in ("effect", "rule", "layer", "source"):
         table.add_column(col)
-    for e in sorted(entries, key=lambda e: (e.effect != "deny", e.source)):
-        style = "red" if e.effect == "deny" else "green"
-        table.add_row(Text(e.effect, style=style), e.rule, e.source)
+    order = {"deny": 0, "ask": 1, "allow": 2}
+    styles = {"deny": "red", "ask": "yellow", "allow": "green"}
+    for e in sorted(entries, key=lambda e: (order.get(e.effect, 3), e.source)):
+        layer = getattr(e, "layer", "") or e.source
+        table.add_row(Text(e.effect, style=styles.get(e.effect, "")), e.rule, layer, e.source)
     return table

@@ -1,0 +1,164 @@
+"""Settings layers, lowest to highest precedence: user < project < local (< command-line flags).
+
+- user:    `~/.agent-cli/settings.json` (`$AGENT_CLI_HOME/settings.json` when that is set)
+- project: `<workdir>/.agent-cli/settings.json`, meant to be committed
+- local:   `<workdir>/.agent-cli/settings.local.json`, this machine only; the first write
+  adds it to the repository's `.git/info/exclude` when the workdir is in a git repo.
+
+Lists (permission rules, hooks) are gathered from every layer, each item remembering its
+layer; a scalar (`model`, `permissions.defaultMode`) is taken from the highest layer that
+sets it. Writes ("allow always", `/permissions save`) go to the local layer. Other parts
+(the MCP trust answers) read and write their own keys of the local layer through
+`load_local` / `update_local`; keys they do not name are left as they are.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..repo import add_to_exclude, find_repo_root
+from .settings import load_settings, update_rule, update_settings
+
+LAYER_NAMES = ("user", "project", "local")
+USER_DIR_ENV = "AGENT_CLI_HOME"
+LOCAL_NAME = "settings.local.json"
+EXCLUDE_PATTERNS = ("**/.agent-cli/settings.local.json", "**/.agent-cli/*.lock")
+
+
+def user_dir() -> Path:
+    """The user's agent-cli directory: $AGENT_CLI_HOME, else ~/.agent-cli ($HOME honoured)."""
+    env = os.environ.get(USER_DIR_ENV, "").strip()
+    return Path(env).expanduser() if env else Path.home() / ".agent-cli"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One settings file: its layer name, path and how /permissions shows it."""
+
+    name: str  # user | project | local
+    path: Path
+    shown: str  # "~/.agent-cli/settings.json", ".agent-cli/settings.local.json"
+
+    @property
+    def source(self) -> str:
+        return f"settings: {self.shown}"
+
+
+class SettingsLayers:
+    """The three settings files of one workdir (read on demand; never cached)."""
+
+    def __init__(self, workdir: Path, user: Path | None = None) -> None:
+        self.workdir = Path(workdir)
+        udir = Path(user) if user is not None else user_dir()
+        home = Path.home()
+        shown_user = udir / "settings.json"
+        try:
+            shown = "~/" + str(shown_user.relative_to(home))
+        except ValueError:
+            shown = str(shown_user)
+        self.layers = (
+            Layer("user", udir / "settings.json", shown),
+            Layer("project", self.workdir / ".agent-cli" / "settings.json",
+                  ".agent-cli/settings.json"),
+            Layer("local", self.workdir / ".agent-cli" / LOCAL_NAME, f".agent-cli/{LOCAL_NAME}"),
+        )
+
+    def layer(self, name: str) -> Layer:
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise KeyError(name)
+
+    @property
+    def local(self) -> Layer:
+        return self.layer("local")
+
+    def load(self, name: str) -> dict[str, Any]:
+        """One layer's settings object ({} when its file does not exist)."""
+        return _load(self.layer(name))
+
+    def loaded(self) -> list[tuple[Layer, dict[str, Any]]]:
+        """Every layer with its settings, lowest precedence first."""
+        return [(layer, _load(layer)) for layer in self.layers]
+
+    def value(self, *keys: str, loaded: list[tuple[Layer, dict[str, Any]]] | None = None
+              ) -> tuple[Any, Layer | None]:
+        """A scalar from the highest layer that sets it: ("acceptEdits", local) or (None, None).
+        `loaded`: the layers already read (one read for several values)."""
+        found: tuple[Any, Layer | None] = (None, None)
+        for layer, data in loaded if loaded is not None else self.loaded():
+            node: Any = data
+            for key in keys:
+                node = node.get(key) if isinstance(node, dict) else None
+            if node is not None:
+                found = (node, layer)
+        return found
+
+    # ----- the local layer -------------------------------------------------------------
+    def load_local(self) -> dict[str, Any]:
+        """The local layer's settings object (other parts keep their own keys in it)."""
+        return self.load("local")
+
+    def update_local(self, mutate: Callable[[dict[str, Any]], bool]) -> bool:
+        """Locked read-modify-write of the local layer; see settings.update_settings."""
+        changed = update_settings(self.local.path, mutate)
+        if changed:
+            self.keep_local_out_of_git()
+        return changed
+
+    def save_rule(self, rule: str, effect: str) -> bool:
+        """Add a rule to the local layer; True when the file changed."""
+        changed = update_rule(self.local.path, rule, effect, present=True)
+        if changed:
+            self.keep_local_out_of_git()
+        return changed
+
+    def remove_rule(self, rule: str, effect: str) -> bool:
+        """Remove a rule from the files in the workdir (local and project); True if any had it."""
+        removed = False
+        for name in ("local", "project"):
+            removed = update_rule(self.layer(name).path, rule, effect, present=False) or removed
+        return removed
+
+    def keep_local_out_of_git(self) -> bool:
+        """Add settings.local.json (and the settings lock files) to .git/info/exclude when
+        the workdir is in a repository."""
+        root = find_repo_root(self.workdir)
+        if root is None:
+            return False
+        return any([add_to_exclude(root, pattern) for pattern in EXCLUDE_PATTERNS])
+
+
+def _load(layer: Layer) -> dict[str, Any]:
+    """The user's own file may be a symlink (dotfiles); files in the workdir never are."""
+    path = layer.path.resolve() if layer.name == "user" else layer.path
+    return load_settings(path)
+
+
+def session_defaults(workdir: Path) -> dict[str, str]:
+    """`model` and `permissions.defaultMode` from the highest settings layer that sets them
+    (command-line flags override both); SettingsError naming the file for a bad value."""
+    from .policy import MODES
+    from .settings import SettingsError
+
+    layers = SettingsLayers(workdir)
+    loaded = layers.loaded()
+    out: dict[str, str] = {}
+    model, layer = layers.value("model", loaded=loaded)
+    if model is not None:
+        if not isinstance(model, str) or not model.strip():
+            raise SettingsError(f"{layer.path if layer else ''}: 'model' must be a model name")
+        out["model"] = model.strip()
+    mode, layer = layers.value("permissions", "defaultMode", loaded=loaded)
+    if mode is not None:
+        if mode not in MODES:
+            raise SettingsError(
+                f"{layer.path if layer else ''}: permissions.defaultMode {mode!r} is not one of "
+                f"{', '.join(MODES)}"
+            )
+        out["permission_mode"] = mode
+    return out
