@@ -21,15 +21,18 @@ from typing import Any
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
 from prompt_toolkit.filters import Condition, is_searching
-from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
 from rich.text import Text
 
+from ..errors import AgentCliError
 from ..events import MessageEvent
+from ..fsutil import ensure_dir
 from . import startup
 from .approvals import ApprovalPrompter, approval_panel, outcome_line
 from .completer import SlashCompleter
+from .history import SafeFileHistory
 from .lead import LeadRunner
 from .printer import Printer
 from .render import EventView, UiSettings, spinner_line, stream_tail
@@ -99,10 +102,10 @@ class Repl:
         history: Any = InMemoryHistory()
         path = self.runtime.workdir / ".agent-cli" / "history"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            history = FileHistory(str(path))
-        except OSError:
-            pass  # a read-only project still gets a session history
+            ensure_dir(path.parent)
+            history = SafeFileHistory(path)
+        except AgentCliError:
+            pass  # a read-only project (or a link planted there) still gets a session history
         return PromptSession(
             history=history,
             auto_suggest=AutoSuggestFromHistory(),
