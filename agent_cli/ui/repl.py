@@ -39,6 +39,7 @@ from .render import EventView, UiSettings, spinner_line, stream_tail
 from .shell import run_user_shell
 from .slash import SlashContext, argument_values, command_help, dispatch
 from .style import make_console, render_str
+from .ticker import Ticker
 from .toolbar import StatusCache, toolbar_fragments, total_tokens
 
 PROMPT = "> "
@@ -93,6 +94,7 @@ class Repl:
         self.prompter = ApprovalPrompter(input, output, self.color)
         self._approval_wanted = threading.Event()
         self.session = self._make_session(input, output)
+        self.ticker = Ticker(lambda: self.lead.busy, self._redraw)
 
     # ----- building -------------------------------------------------------------------
     def width(self) -> int:
@@ -115,7 +117,7 @@ class Repl:
             prompt_continuation="  ",
             key_bindings=self._bindings(),
             bottom_toolbar=self._toolbar,
-            refresh_interval=0.3,
+            refresh_interval=0,  # the Ticker redraws, and only while the spinner turns
             style=STYLE,
             input=input,
             output=output,
@@ -180,6 +182,10 @@ class Repl:
     def changed(self) -> None:
         """Something the toolbar or spinner shows changed (any thread)."""
         self.status.mark_stale()
+        self._redraw()
+        self.ticker.poke()
+
+    def _redraw(self) -> None:
         app = self.session.app
         if app.is_running:
             app.invalidate()
@@ -265,8 +271,10 @@ class Repl:
             unsubscribe_plans = self.runtime.events.subscribe(self._on_plan_request)
             try:
                 self.start()
+                self.ticker.start()
                 self.loop()
             finally:
+                self.ticker.close()
                 unsubscribe_plans()
                 self.finish()
                 unsubscribe()
