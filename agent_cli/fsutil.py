@@ -136,7 +136,8 @@ def open_state(path: Path, flags: int, mode: int = 0o644, *, create_dirs: bool =
 
 def open_at(dir_fd: int, name: str, flags: int, mode: int = 0o644, *, shown: object) -> int:
     """os.open(name, dir_fd=dir_fd) that never follows a link, never blocks on a FIFO and
-    returns only a regular file (UnusableFile naming `shown` otherwise)."""
+    returns only a regular file with one name (UnusableFile naming `shown` otherwise: a
+    hard link could be another name of a file outside the workdir)."""
     try:
         fd = os.open(name, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, mode, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -150,6 +151,9 @@ def open_at(dir_fd: int, name: str, flags: int, mode: int = 0o644, *, shown: obj
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise UnusableFile(shown, f"{describe(st.st_mode)}, not a regular file")
+    if st.st_nlink > 1:  # another name for the same file, maybe outside: as good as a link
+        os.close(fd)
+        raise UnusableFile(shown, f"a hard link ({st.st_nlink} names), not a file of its own")
     return fd
 
 
@@ -239,6 +243,9 @@ def prepare_lock(path: Path) -> None:
     dfd = open_dir(path.parent, create=True)
     try:
         kind = _kind_at(dfd, path.name)
+        if kind is None and _exists_at(dfd, path.name):
+            links = os.stat(path.name, dir_fd=dfd, follow_symlinks=False).st_nlink
+            kind = f"a hard link ({links} names)" if links > 1 else None
     finally:
         os.close(dfd)
     if kind is not None:

@@ -1,7 +1,7 @@
 """Hostile files planted at every state path, as a cloned repository could carry them:
-symlinks to a secret outside the workdir, FIFOs, a link to /dev/zero, directories, JSON
-nested 200,000 deep, files over their size cap; and symlinks in place of the state
-directories themselves. Every command-line verb and a headless run go over them.
+symlinks and hard links to a secret outside the workdir, FIFOs, a link to /dev/zero,
+directories, JSON nested 200,000 deep, files over their size cap; and symlinks in place of
+the state directories themselves. Every command-line verb and a headless run go over them.
 
 What a user would notice is what is checked: the secret outside is unchanged byte for byte,
 nothing outside was created, the secret's text appears in no file of the workdir and in no
@@ -118,6 +118,8 @@ def plant(path: Path, kind: str, outside: Path) -> None:
         path.symlink_to(outside / "secret.txt")
     elif kind == "dir-symlink":
         path.symlink_to(outside / "d", target_is_directory=True)
+    elif kind == "hardlink":
+        os.link(outside / "secret.txt", path)  # another name of the secret: as bad as a link
     elif kind == "devzero":
         path.symlink_to("/dev/zero")
     elif kind == "fifo":
@@ -169,8 +171,11 @@ def check(wd: Path, outside: Path, before: dict, results: list[dict]) -> None:
         assert isinstance(r["code"], int) and 0 <= r["code"] <= 5, (r["argv"], r["out"][-500:])
         assert "TOP-SECRET" not in r["out"], r["argv"]
     assert snapshot(outside) == before, "something outside the workdir changed"
+    secret = outside / "secret.txt"
     for p in wd.rglob("*"):
-        if p.is_file() and not p.is_symlink() and p.stat().st_size < (32 << 20):
+        if p.is_symlink() or p.is_fifo() or not p.is_file() or os.path.samefile(p, secret):
+            continue  # (a planted hard link is the secret itself, not a copy of it)
+        if p.stat().st_size < (32 << 20):
             assert SECRET not in p.read_bytes(), f"the secret was copied into {p}"
 
 
@@ -181,7 +186,7 @@ def planted_kept(path: Path) -> bool:
     return os.path.lexists(path) or bool(aside)
 
 
-@pytest.mark.parametrize("kind", ["symlink", "fifo", "devzero", "directory"])
+@pytest.mark.parametrize("kind", ["symlink", "hardlink", "fifo", "devzero", "directory"])
 def test_every_state_file_planted_at_once_with_every_verb(scene, kind):
     wd, outside, script = scene
     for rel in FILES:
