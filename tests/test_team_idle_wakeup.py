@@ -69,3 +69,14 @@ def test_the_watcher_does_not_watch_through_a_symlinked_inbox(tmp_path: Path) ->
         assert woken.wait(WAIT), "a real .tasks directory is watched once it appears"
     finally:
         watcher.close()
+
+
+def test_without_inotify_waiters_fall_back_to_the_short_recheck(workdir: Path, monkeypatch
+                                                                ) -> None:
+    monkeypatch.setitem(sys.modules, "inotify_simple", None)  # import fails, as off Linux
+    rt = make_runtime(workdir, ScriptedModel({}), check_interval_s=0.02, watched_interval_s=60)
+    try:
+        assert rt.watcher.start() is False and not rt.watcher.active
+        assert rt.recheck_interval() == 0.02  # other processes' changes are still seen
+    finally:
+        rt.close(WAIT)
