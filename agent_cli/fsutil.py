@@ -370,31 +370,17 @@ def read_jsonl(path: Path, **options: Any) -> tuple[list[dict[str, Any]], list[A
 def read_regular_text(path: Path, cap: int) -> str | None:
     """A regular file's text, never following a symlink and never blocking on a FIFO.
 
-    None when `path` is not a regular file (symlink, FIFO, device, directory) or is over
-    `cap` bytes; FileNotFoundError when it does not exist; OSError for other failures.
+    None when `path` is not a regular file of its own (symlink, FIFO, device, directory,
+    hard link; on the way too) or is over `cap` bytes; FileNotFoundError when it does not
+    exist; OSError for other failures. (open_state + read_fd, for config files.)
     """
-    import stat
-
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        if isinstance(exc, FileNotFoundError):
-            raise
-        if exc.errno in (40, 6, 21):  # ELOOP (a symlink), ENXIO (socket/FIFO), EISDIR
-            return None
-        raise
+        fd = open_state(Path(path), os.O_RDONLY)
+    except UnusableFile:
+        return None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > cap:
-            return None
-        data = os.read(fd, cap + 1)
-        while len(data) <= cap:
-            more = os.read(fd, cap + 1 - len(data))
-            if not more:
-                break
-            data += more
-        if len(data) > cap:
-            return None
-        return data.decode("utf-8", errors="replace")
+        return read_fd(fd, cap, path).decode("utf-8", errors="replace")
+    except UnusableFile:
+        return None
     finally:
         os.close(fd)
