@@ -30,7 +30,8 @@ FILES = [
     ".tasks/.lock", ".team/config.json", ".team/requests.json", ".team/protocol.log.jsonl",
     ".team/audit.jsonl", ".team/.config.lock", ".team/inbox/alice.jsonl",
     ".team/inbox/lead.jsonl", ".team/inbox/alice.cursor", ".team/inbox/alice.quarantine.jsonl",
-    ".team/inbox/alice.lock", ".team/transcripts/lead.jsonl", ".agent-cli/settings.json",
+    ".team/inbox/alice.lock", ".team/transcripts/lead.jsonl", ".team/lead_usage.json",
+    ".agent-cli/settings.json",
     ".agent-cli/history",
 ]
 DIRS = [".team/inbox", ".team/transcripts", ".team", ".tasks", ".agent-cli"]
