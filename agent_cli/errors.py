@@ -54,6 +54,17 @@ class StorageError(UserError):
     exit_code = 5
 
 
+class UnusableFile(StorageError):
+    """A state file that is not a regular file agent-cli may use: a symbolic link, FIFO,
+    device, socket or directory, or one over its size cap. `path` names it; it is never read,
+    written through or followed (writers set it aside, readers skip it)."""
+
+    def __init__(self, path: object, detail: str) -> None:
+        super().__init__(f"{path} is {detail}")
+        self.path = path
+        self.detail = detail
+
+
 class ToolError(AgentCliError):
     """Raised by a tool handler to return a clear `is_error` tool result to the model."""
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from .errors import StorageError
+from .fsutil import prepare_lock
 
 LOCK_TIMEOUT_S = 30.0
 
@@ -37,7 +38,7 @@ class StateLock:
     def held(self) -> Iterator[None]:
         with self._thread_lock:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                prepare_lock(self.path)  # no link, FIFO or directory where the lock goes
                 self._file_lock.acquire(timeout=self._timeout)
             except Timeout as exc:
                 raise StorageError(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .events import EventBus
+from .filewatch import FileWatcher
 from .models.base import Model
 from .models.retry import RetryPolicy
 from .retrystatus import RetryStatus
@@ -32,6 +33,8 @@ class RuntimeConfig:
     allow_bypass: bool = False
     idle_timeout_s: float = 60.0  # 0 = never send an idle notification
     check_interval_s: float = 0.05  # how often a waiter re-checks other processes' changes
+    # ... when a FileWatcher wakes waiters instead (a safety net, and plan expiry)
+    watched_interval_s: float = 5.0
     compact_threshold_tokens: int = 100_000
     lease_s: float | None = None  # claim lease (None: $AGENT_CLI_LEASE_S, else 10 minutes)
     session: str | None = None  # None: no session; "new"; "continue"; or a session id
@@ -70,6 +73,7 @@ class Runtime:
         self.retries = RetryStatus()  # who waits to retry a model call (toolbar, /team)
         self.events.subscribe(self.retries.on_event)
         self.changes = ChangeSignal()
+        self.watcher = FileWatcher(self.workdir, self.changes.notify)  # started by the team
         self.roster = Roster(self.team_dir, team_name=self.config.team_name)
         self.board = TaskBoard(
             self.tasks_dir,
@@ -186,8 +190,15 @@ class Runtime:
                 self._models[resolved] = make_model(resolved)
             return self._models[resolved]
 
+    def recheck_interval(self) -> float:
+        """How long a waiter may sleep before re-checking on-disk stamps: short when only
+        polling can see other processes' changes, long when the FileWatcher wakes it."""
+        return self.config.watched_interval_s if self.watcher.active else \
+            self.config.check_interval_s
+
     def close(self, timeout: float = 5.0) -> list[str]:
-        """Ask every running teammate to shut down, stop MCP servers; return who was busy.
+        """Ask every running teammate to shut down, stop MCP servers and the file
+        watcher; return who was busy.
         The session remembers who was running: `--continue` brings them back."""
         if self.session is not None:
             from .team.resume import end_session
@@ -196,4 +207,5 @@ class Runtime:
         busy = [] if self._team is None else self._team.shutdown_all(timeout)
         if self.mcp is not None:
             self.mcp.close()
+        self.watcher.close()
         return busy

@@ -10,7 +10,10 @@ wake_cross_process_ms_p50     a message sent by `python -m agent_cli -C DIR send
                               process -> the teammate's next model request, measured from the
                               inbox file's mtime (the moment of the append), so the other
                               interpreter's start-up is not counted. Target p50 <= 150 ms.
-check_interval_ms             the runtime's re-check interval for other processes' changes.
+check_interval_ms             the runtime's re-check interval for other processes' changes
+                              when no file watcher runs; `file_watcher` says whether one did
+                              (inotify). With it, wake_ms can be below zero: the teammate is
+                              woken by the append itself, before send's fsync returns.
 """
 
 from __future__ import annotations
@@ -94,6 +97,7 @@ def measure(runs: int, cross_runs: int) -> dict:
         appended = os.stat(inbox).st_mtime_ns / 1e9
         watch.wait_count(runs + i + 1)
         cross.append((watch.arrived[runs + i][1] - appended) * 1000)
+    watching = rt.watcher.active
     rt.close(WAIT)
     return {
         "wake_ms_p50": round(percentile(in_process, 50), 3),
@@ -102,6 +106,7 @@ def measure(runs: int, cross_runs: int) -> dict:
         "wake_cross_process_ms_p50": round(percentile(cross, 50), 1),
         "wake_cross_process_ms_max": round(max(cross), 1),
         "check_interval_ms": config.check_interval_s * 1000,
+        "file_watcher": watching,
         "runs": runs,
         "cross_runs": cross_runs,
     }

@@ -53,10 +53,10 @@ def _arm_crash(countdown: int) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         return real_fsync(fd)
 
-    def replace(src, dst):
+    def replace(src, dst, **dir_fds):
         if tick():
             os.kill(os.getpid(), signal.SIGKILL)
-        return real_replace(src, dst)
+        return real_replace(src, dst, **dir_fds)
 
     os.write, os.fsync, os.replace = write, fsync, replace
 

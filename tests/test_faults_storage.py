@@ -43,12 +43,12 @@ class DiskFault:
         real_replace, real_open = os.replace, os.open
 
         def replace(src, dst, *a, **kw):
-            self._check(dst)
+            self._check(_full(dst, kw.get("dst_dir_fd")))
             return real_replace(src, dst, *a, **kw)
 
         def open_(path, flags, *a, **kw):
             if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and not str(path).endswith(".lock"):
-                self._check(path)
+                self._check(_full(path, kw.get("dir_fd")))
             return real_open(path, flags, *a, **kw)
 
         monkeypatch.setattr(os, "replace", replace)
@@ -57,6 +57,13 @@ class DiskFault:
     def _check(self, path: object) -> None:
         if self.on.is_set() and str(path).startswith(self.root):
             raise OSError(self.code, os.strerror(self.code), str(path))
+
+
+def _full(path: object, dir_fd: int | None) -> str:
+    """The path an *at() call names (writes are made relative to a directory fd)."""
+    if dir_fd is None:
+        return str(path)
+    return os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), str(path))
 
 
 def run_cli(*argv: str) -> tuple[int, str, str]:

@@ -62,7 +62,7 @@ def test_a_corrupt_task_file_is_a_problem_line_not_a_crash(workdir: Path, board:
     (workdir / ".tasks" / "task_6.json").symlink_to(workdir / ".tasks" / "task_1.json")
     text = frame(workdir, capsys)
     assert "! #9 .tasks/task_9.json: not valid JSON" in text
-    assert "! #6 .tasks/task_6.json: a symbolic link, not a task file" in text
+    assert "! #6 .tasks/task_6.json: a symbolic link, not a regular file" in text
     assert "#1 lay the base" in text  # the rest of the board is still shown
 
 

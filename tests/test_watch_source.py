@@ -30,9 +30,9 @@ def counting_rereads(monkeypatch) -> list[str]:
     seen: list[str] = []
     real = TaskCache._reread
 
-    def reread(self, name: str) -> None:
+    def reread(self, name: str, *dir_fd: int) -> None:
         seen.append(name)
-        real(self, name)
+        real(self, name, *dir_fd)
 
     monkeypatch.setattr(TaskCache, "_reread", reread)
     return seen

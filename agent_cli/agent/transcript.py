@@ -24,8 +24,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import StorageError
-from ..fsutil import append_line, read_jsonl, utc_now
+from ..errors import UnusableFile
+from ..fsutil import append_line, ensure_dir, utc_now
+from ..jsonlines import read_jsonl
 from ..models.base import Message
 from ..names import check_name
 from .conversation import Conversation, repair
@@ -40,10 +41,7 @@ class Transcript:
 
     def _write(self, kind: str, **fields: Any) -> None:
         record = {"ts": utc_now(), "agent": self.agent, "kind": kind, **fields}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StorageError(f"cannot create {self.path.parent}: {exc.strerror}") from exc
+        ensure_dir(self.path.parent)  # StorageError naming it (a file or a link there)
         append_line(self.path, json.dumps(record, ensure_ascii=False), fsync=False)
 
     def message(
@@ -80,7 +78,10 @@ class Transcript:
 def read_records(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """All parsable records of a transcript, and one problem string per bad line (a torn
     last line too: its writer was killed, nobody will complete it)."""
-    records, bad = read_jsonl(path, report_torn=True, check=_not_a_record)
+    try:
+        records, bad = read_jsonl(path, report_torn=True, check=_not_a_record)
+    except UnusableFile as exc:  # a link, FIFO, directory or over its cap: never read
+        return [], [f"{exc}; not read"]
     return records, [f"{p}, skipped" for p in bad]
 
 

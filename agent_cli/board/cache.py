@@ -15,14 +15,16 @@ date with what any process wrote, and is only called under the board lock:
 from __future__ import annotations
 
 import bisect
-import errno
 import os
 import re
-import stat
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import UnusableFile
+from ..fsutil import JSON_CAP, open_at, open_dir, open_state, read_fd
 from .journal import Journal, read_journal, read_stamp
 from .leases import LeaseIndex
 from .models import Problem, Task, parse_task
@@ -31,6 +33,7 @@ TASK_FILE_RE = re.compile(r"^task_(.*)\.json$")
 RACY_NS = 50_000_000  # a signature is trusted once the file is this much older than the read
 FULL_RESCAN_NS = 5_000_000_000  # rescan the directory at least this often (hand edits)
 
+TASK_CAP = JSON_CAP  # a task file larger than this is reported, never read whole
 Sig = tuple[int, int, int]
 
 
@@ -122,8 +125,9 @@ class TaskCache:
         if changed is None:
             self._full_scan()
         else:
-            for tid in sorted(changed):
-                self._reread(f"task_{tid}.json")
+            with _closing(open_dir(self.dir)) as dir_fd:
+                for tid in sorted(changed):
+                    self._reread(f"task_{tid}.json", dir_fd)
         self.journal = journal
         self.stamp = journal.stamp if journal else ""
 
@@ -150,18 +154,18 @@ class TaskCache:
         started = time.time_ns()
         present: set[str] = set()
         try:
-            it = os.scandir(self.dir)
+            dir_fd = open_dir(self.dir)  # .tasks itself a link: UnusableFile naming it
         except FileNotFoundError:
-            it = None
-        if it is not None:
-            with it:
+            dir_fd = None
+        if dir_fd is not None:
+            with _closing(dir_fd), os.scandir(dir_fd) as it:
                 for de in it:
                     if not TASK_FILE_RE.match(de.name):
                         continue
                     present.add(de.name)
                     old = self.entries.get(de.name)
                     if old is None:
-                        self._reread(de.name)
+                        self._reread(de.name, dir_fd)
                         continue
                     try:
                         sig = sig_of(de.stat(follow_symlinks=False))
@@ -169,35 +173,44 @@ class TaskCache:
                         sig = None
                     if sig == old.sig and sig[0] + RACY_NS < old.read_ns:
                         continue
-                    self._reread(de.name)
+                    self._reread(de.name, dir_fd)
         for gone in set(self.entries) - present:
             self._drop(gone)
         self._last_full_ns = started
 
-    def _reread(self, name: str) -> None:
+    def _reread(self, name: str, dir_fd: int | None = None) -> None:
+        """Parse one task file, opened through `dir_fd` (the .tasks directory) when given."""
         path = os.path.join(self._dir_text, name)
         read_ns = time.time_ns()
         tid = id_of_name(name)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            if dir_fd is None:
+                fd = open_state(Path(path), os.O_RDONLY)  # no link, FIFO or device, anywhere
+            else:
+                fd = open_at(dir_fd, name, os.O_RDONLY, shown=path)
         except FileNotFoundError:
             self._drop(name)
             return
-        except OSError as exc:
-            why = "a symbolic link, not a task file" if exc.errno == errno.ELOOP else exc
-            self._set(name, Entry((0, 0, 0), read_ns, None, _problem(path, tid, why)))
+        except UnusableFile as exc:
+            self._set(name, Entry((0, 0, 0), read_ns, None, _problem(path, tid, exc.detail)))
             return
-        with os.fdopen(fd, "rb") as fh:
+        except OSError as exc:
+            self._set(name, Entry((0, 0, 0), read_ns, None, _problem(path, tid, exc)))
+            return
+        try:
             st = os.fstat(fd)
             try:
-                if not stat.S_ISREG(st.st_mode):
-                    raise ValueError("not a regular file")
                 if tid is None:
                     raise ValueError("file name is not task_<id>.json with a positive id")
-                task = parse_task(fh.read(), tid)
+                task = parse_task(read_fd(fd, TASK_CAP, path), tid)
+            except UnusableFile as exc:  # over its size cap: never read whole
+                self._set(name, Entry(sig_of(st), read_ns, None, _problem(path, tid, exc.detail)))
+                return
             except (OSError, ValueError) as exc:
                 self._set(name, Entry(sig_of(st), read_ns, None, _problem(path, tid, exc)))
                 return
+        finally:
+            os.close(fd)
         self._set(name, Entry(sig_of(st), read_ns, task, None))
 
     def _set(self, name: str, entry: Entry) -> None:
@@ -236,6 +249,14 @@ class TaskCache:
                 del self.pending[at]
         if not keep_id and self.tasks.pop(task.id, None) is not None:
             self._ids = None
+
+
+@contextmanager
+def _closing(fd: int) -> Iterator[int]:
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def _problem(path: str, tid: int | None, why: object) -> Problem:

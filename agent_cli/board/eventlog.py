@@ -20,7 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..fsutil import append_line, read_jsonl, utc_now
+from ..errors import UnusableFile
+from ..fsutil import append_line, open_state, parse_json, utc_now
+from ..jsonlines import read_jsonl
 from .models import Problem, Task
 
 TAIL_BYTES = 65536  # a dead writer's records can only be the last lines of the log
@@ -56,7 +58,7 @@ def landed_events(pending: str, current: Callable[[int], Task | None]) -> list[d
     """The pending records whose task write landed: the task on disk now is the one that
     write wrote (`current(id)` reads it). ValueError when `pending` is not such a line."""
     try:
-        data = json.loads(pending)
+        data = parse_json(pending)
         digests, records = data["tasks"], data["events"]
         landed = []
         for record in records:
@@ -64,19 +66,21 @@ def landed_events(pending: str, current: Callable[[int], Task | None]) -> list[d
             if task is not None and task_digest(task) == digests.get(str(record["task_id"])):
                 landed.append(record)
         return landed
-    except (KeyError, TypeError, AttributeError) as exc:
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
         raise ValueError(f"not a pending-events line ({exc!r})") from None
 
 
 def missing_from_log(path: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Those of `records` whose id is not in the log's last lines."""
     try:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            fh.seek(max(0, size - TAIL_BYTES))
-            tail = fh.read()
+        fd = open_state(path, os.O_RDONLY)
     except FileNotFoundError:
-        tail = b""
+        return list(records)
+    try:
+        size = os.fstat(fd).st_size
+        tail = os.pread(fd, TAIL_BYTES, max(0, size - TAIL_BYTES))
+    finally:
+        os.close(fd)
     return [r for r in records if f'"id":{json.dumps(r.get("id"))}'.encode() not in tail]
 
 
@@ -86,5 +90,8 @@ def append_event(path: Path, record: dict[str, Any]) -> None:
 
 def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:
     """Every complete, well-formed record, and a Problem per malformed complete line."""
-    records, bad = read_jsonl(path)
+    try:
+        records, bad = read_jsonl(path)
+    except UnusableFile as exc:  # a link, FIFO, directory or over its cap: never read
+        return [], [Problem(path=str(path), message=f"{exc.detail}; not read")]
     return records, [Problem(path=p.where, message="malformed event line") for p in bad]

@@ -23,9 +23,11 @@ import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..errors import StorageError
+from ..errors import StorageError, UnusableFile
+from ..fsutil import open_state, read_state, set_aside
 
 RING = 128
+STAMP_CAP = 1 << 20  # the ring plus one in-flight write's events; more is not a stamp
 
 
 @dataclass(frozen=True)
@@ -72,20 +74,26 @@ def new_journal() -> Journal:
 def read_stamp(path: Path) -> str:
     """Line 1 of the stamp file ("" when there is none): one small read, no parsing."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
+        fd = open_state(path, os.O_RDONLY)
     except FileNotFoundError:
         return ""
+    except (OSError, StorageError):  # a link or FIFO is no stamp (the next write sets it aside)
+        return "?"
+    try:
+        head = os.read(fd, 64)
     except OSError:
         return "?"
+    finally:
+        os.close(fd)
     return head.split(b"\n", 1)[0].decode("ascii", "replace")
 
 
 def read_journal(path: Path) -> Journal | None:
     """The whole stamp file, or None when it is missing or unreadable."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        data = read_state(path, STAMP_CAP)
+        text = data.decode("utf-8") if data is not None else ""
+    except (OSError, StorageError, UnicodeDecodeError):  # unusable: treated as missing
         return None
     if not text.endswith("\n"):
         return None
@@ -118,7 +126,13 @@ def overwrite_small(path: Path, data: bytes) -> None:
     fails to parse and is treated as missing: a new epoch, so every reader rescans.
     """
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = open_state(path, os.O_RDWR | os.O_CREAT)
+        except UnusableFile as exc:  # a link, FIFO or directory there: never written through
+            if exc.path != path:
+                raise
+            set_aside(path, "unusable")
+            fd = open_state(path, os.O_RDWR | os.O_CREAT | os.O_EXCL)
     except OSError as exc:
         raise StorageError(f"cannot open {path}: {exc.strerror or exc}") from exc
     try:

@@ -16,6 +16,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from ..errors import StorageError
+from ..fsutil import prepare_lock
 
 LOCK_TIMEOUT_S = 30.0
 MAX_HANDOFFS = 16
@@ -91,6 +92,7 @@ class BoardLock:
         """Take the cross-process lock; False on a read-only filesystem, where nobody can
         write, so reads go on without it (and writes fail with StorageError)."""
         try:
+            prepare_lock(self.path)  # no link, FIFO or directory where the lock goes
             self._flock.acquire()
         except Timeout:
             raise StorageError(

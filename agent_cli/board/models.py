@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..fsutil import parse_json
 from ..names import NAME_RE
 
 TaskStatus = Literal["pending", "in_progress", "completed"]
@@ -199,11 +200,13 @@ def parse_task(raw: bytes, expected_id: int | None) -> Task:
             raise ValueError(f"file holds id {task.id}, its name says {expected_id}")
         return task
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = parse_json(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise ValueError(f"not UTF-8 text ({exc.reason})") from None
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except ValueError as exc:  # nested too deeply for the parser
+        raise ValueError(f"not usable JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
     try:

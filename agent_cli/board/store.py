@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CorruptFile, NotFound, Refused, StorageError
-from ..fsutil import atomic_write_json, utc_now
+from ..fsutil import atomic_write_json, read_state, utc_now
 from ..names import check_name
 from . import dag, routing
 from .cache import TaskCache, task_file
@@ -280,8 +280,8 @@ class TaskBoard:
 
     def _allocate_id(self) -> int:
         try:
-            high = int(self._next_id_path.read_text(encoding="utf-8").strip())
-        except (OSError, ValueError):
+            high = int((read_state(self._next_id_path, 64) or b"").strip())
+        except (OSError, StorageError, ValueError):  # a link or FIFO there counts as missing
             high = 1
         return max(high, self._cache.max_file_id() + 1, 1)
 

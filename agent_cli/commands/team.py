@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import NotFound, UserError
+from ..errors import NotFound, StorageError, UserError
 from ..names import LEAD, check_name
 
 if TYPE_CHECKING:  # the stores pull in pydantic: imported when a command runs, not at start-up
@@ -125,6 +125,8 @@ def run_inbox(args: argparse.Namespace) -> int:
 
     mail = Mailbox(_team_dir(args))
     delivery = mail.fetch(args.name)
+    if delivery.unusable:  # a link, FIFO, directory...: never read, one line naming it
+        raise StorageError(f"{delivery.unusable}; not read")
     for problem in delivery.problems:
         print(f"agent-cli: warning: {problem}", file=sys.stderr)
     messages = delivery.messages

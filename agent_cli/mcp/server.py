@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import AgentCliError
 from .config import ServerSpec
 
 STARTUP_TIMEOUT_S = 30.0
@@ -164,16 +165,12 @@ class McpServer:
     def _open_log(self) -> Any:
         if self.log_path is None:
             return None
-        try:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
-                         | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
-        except OSError:
-            return None
-        import stat
+        from ..fsutil import open_state
 
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
+        try:  # .team/mcp/<name>.log: no link on the way, a regular file, never a FIFO
+            fd = open_state(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                            create_dirs=True)
+        except (OSError, AgentCliError):
             return None
         return os.fdopen(fd, "a", encoding="utf-8")
 
@@ -193,12 +190,19 @@ class McpServer:
         """The server's last stderr line (where a crash usually says why)."""
         if self.log_path is None:
             return ""
+        from ..fsutil import open_state
+
         try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(max(0, os.fstat(fh.fileno()).st_size - 4096))
-                lines = [x for x in fh.read().decode("utf-8", "replace").splitlines() if x.strip()]
+            fd = open_state(self.log_path, os.O_RDONLY)
+        except (OSError, AgentCliError):
+            return ""
+        try:
+            tail = os.pread(fd, 4096, max(0, os.fstat(fd).st_size - 4096))
         except OSError:
             return ""
+        finally:
+            os.close(fd)
+        lines = [x for x in tail.decode("utf-8", "replace").splitlines() if x.strip()]
         return lines[-1].strip()[:200] if lines else ""
 
     # ----- calls (any thread) --------------------------------------------------------------

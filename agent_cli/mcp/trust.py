@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..fsutil import atomic_write_json, read_regular_text
+from ..errors import StorageError, UserError
+from ..fsutil import atomic_write_json, ensure_dir, read_regular_text
 from ..locking import StateLock
 from .config import ServerSpec
 
@@ -60,9 +60,9 @@ class TrustStore:
         if not specs:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise UserError(f"cannot create {self.path.parent}: {exc.strerror or exc}") from None
+            ensure_dir(self.path.parent)  # .agent-cli itself a link out: refused, named
+        except StorageError as exc:
+            raise UserError(f"cannot create {self.path.parent}: {exc}") from None
         with StateLock(Path(str(self.path) + ".lock")).held():
             data = _read(self.path)
             keep, drop = (ENABLED, DISABLED) if trusted else (DISABLED, ENABLED)

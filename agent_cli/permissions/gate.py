@@ -206,9 +206,11 @@ class PermissionGate:
 
 def is_protected(target: str) -> bool:
     """Session state and settings: a file tool writing there always asks a human (unless
-    bypassPermissions), so a model cannot grant itself rules or forge board/team state."""
-    first = target.split("/", 1)[0]
-    return first in PROTECTED_DIRS
+    bypassPermissions), so a model cannot grant itself rules or forge board/team state. A
+    `.git` at any depth counts (`sub/.git/hooks/pre-commit` runs code as surely as the top
+    one), in any letter case (case-insensitive filesystems)."""
+    parts = target.split("/")
+    return parts[0] in PROTECTED_DIRS or any(p.lower() == ".git" for p in parts)
 
 
 def suggest_rule(permission: str, target: str) -> str:

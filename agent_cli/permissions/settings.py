@@ -10,12 +10,13 @@ read-modify-write with an atomic replace, so two processes adding rules do not l
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
-from ..fsutil import atomic_write_json, read_regular_text
+from ..errors import StorageError, UnusableFile, UserError
+from ..fsutil import atomic_write_json, ensure_dir, parse_json, read_state
 from ..locking import StateLock
 
 SETTINGS_RELPATH = Path(".agent-cli") / "settings.json"
@@ -32,24 +33,26 @@ def default_settings_path(workdir: Path) -> Path:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:  # never follows a symlink, never blocks on a FIFO (every layer, even the user's)
-        raw = read_regular_text(path, MAX_SETTINGS_BYTES)
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise SettingsError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if raw is None:
-        raise SettingsError(f"{path} is not a regular file under {MAX_SETTINGS_BYTES} bytes "
-                            "(a symlink, FIFO or directory?); fix or remove it")
+    try:
+        data = read_state(path)
+        if data is None:
+            return {}
+        raw = data.decode("utf-8")
+    except UnusableFile as exc:  # a link, FIFO, directory or over its cap: never read
+        raise SettingsError(f"{exc}; agent-cli does not use it (move it away)") from exc
+    except (StorageError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"cannot read {path}: {exc}") from exc
     if not raw.strip():
         return {}
     try:
-        data = json.loads(raw)
+        data = parse_json(raw)
     except json.JSONDecodeError as exc:
         raise SettingsError(
             f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
             "fix or remove it"
         ) from exc
+    except ValueError as exc:  # nested too deeply
+        raise SettingsError(f"{path} is not usable JSON ({exc}); fix or remove it") from exc
     if not isinstance(data, dict):
         raise SettingsError(f"{path}: the top level must be a JSON object")
     perms = data.get("permissions", {})
@@ -81,12 +84,12 @@ def _lock(path: Path) -> StateLock:
 def update_rule(path: Path, rule: str, effect: str, present: bool) -> bool:
     """Add (present=True) or remove a rule in the file; return True if the file changed."""
     path = Path(path)
-    if not present and not path.exists():
+    if not present and not os.path.lexists(path):
         return False
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise SettingsError(f"cannot create {path.parent}: {exc.strerror or exc}") from exc
+        ensure_dir(path.parent)
+    except StorageError as exc:
+        raise SettingsError(f"cannot create {path.parent}: {exc}") from exc
     with _lock(path).held():
         data = _read(path)
         perms = data.setdefault("permissions", {})

@@ -8,25 +8,14 @@ acknowledged cursors), `roster` (config.json), `protocol` (requests.json). `mana
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from .. import fsutil
 from ..errors import StorageError  # noqa: F401  (re-exported for the stores)
-from ..fsutil import utc_now
 from ..locking import LOCK_TIMEOUT_S, StateLock  # noqa: F401  (shared by every store)
 
 
 def set_aside(path: Path) -> Path | None:
-    """Rename a corrupt state file to `<name>.corrupt-<utc stamp>` (never delete it).
-
-    Returns the new path, or None if `path` did not exist.
-    """
-    stamp = utc_now().replace(":", "").replace("-", "")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
-    try:
-        os.replace(path, target)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise StorageError(f"cannot set aside {path}: {exc.strerror or exc}") from exc
-    return target
+    """Rename a corrupt state file to `<name>.corrupt-<utc stamp>` (never delete it), without
+    following a symlink on the way (fsutil.set_aside). None if `path` did not exist."""
+    return fsutil.set_aside(path, "corrupt")

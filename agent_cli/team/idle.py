@@ -5,10 +5,11 @@ any model call (a shutdown always wins over new work); (2) ordinary messages res
 labelled with their sender; (3) unless the latest plan is pending, rejected, expired or lost,
 or the teammate still holds a task, claim the next ready task (through the team's ClaimGate,
 closed while the team shuts down); (4) otherwise wait on the runtime's change signal,
-re-checking cheap on-disk stamps every check interval so other processes' changes are
-noticed. No model call happens while idle. After `idle_timeout_s` of waiting the teammate
-sends the lead one idle_notification; from then on a board change no longer wakes it, a
-message does (and makes it watch the board again).
+re-checking cheap on-disk stamps when woken (the runtime's FileWatcher wakes it on other
+processes' changes; without one, every check interval). No model call happens while
+idle. After `idle_timeout_s` of waiting the teammate sends the lead one idle_notification;
+from then on a board change no longer wakes it, a message does (and makes it watch the
+board again).
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ class IdleLoop(ProtocolInbox):
         self.team.state_changed()
         try:
             while True:
-                wait_s = self.rt.config.check_interval_s
+                wait_s = self.rt.recheck_interval()
                 if idle_deadline is not None:
                     left = idle_deadline - time.monotonic()
                     if left <= 0:

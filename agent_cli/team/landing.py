@@ -312,11 +312,15 @@ class Landing:
         atomic_write_json(self.journal, job)
 
     def _read(self) -> dict | None:
-        try:
-            data = json.loads(self.journal.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError):
+        from ..errors import AgentCliError
+        from ..fsutil import parse_json, read_state
+
+        try:  # never follows a link, never blocks on a FIFO
+            raw = read_state(self.journal)
+            if raw is None:
+                return None
+            data = parse_json(raw)
+        except (AgentCliError, OSError, ValueError):
             from . import set_aside
 
             set_aside(self.journal)

@@ -8,15 +8,14 @@ unreadable file as "no lead usage known".
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import StorageError
+from ..errors import StorageError, UnusableFile
 from ..events import Event, UsageEvent
-from ..fsutil import atomic_write_json, utc_now
+from ..fsutil import atomic_write_json, parse_json, read_state, set_aside, utc_now
 from ..names import LEAD
 
 log = logging.getLogger(__name__)
@@ -40,31 +39,27 @@ class LeadUsage:
         data = {"agent": LEAD, "pid": os.getpid(), "host": self.host, "updated_at": utc_now(),
                 "model": getattr(self.agent.model, "name", None),
                 "spend": self.agent.spend.rows()}
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_json(self.path, data, fsync=False)
+        try:  # (atomic_write_json makes .team/ without following a link there)
+            try:
+                atomic_write_json(self.path, data, fsync=False)
+            except UnusableFile as exc:  # a link or FIFO planted there: set aside, never used
+                if exc.path != self.path:
+                    raise
+                set_aside(self.path, "unusable")
+                atomic_write_json(self.path, data, fsync=False)
         except (OSError, StorageError) as exc:  # a gauge: never fail the lead's turn
             log.warning("cannot record the lead's usage in %s: %s", self.path, exc)
 
 
 def read_lead_usage(team_dir: Path) -> dict[str, Any] | None:
     """The file's object, or None when it is missing, not a regular file, too big or not
-    the expected JSON (never followed through a symlink, never blocking on a FIFO)."""
-    import stat
-
+    the expected JSON (fsutil.read_state: never followed through a symlink, never blocking
+    on a FIFO; JSON nested too deeply is just "not the expected JSON")."""
     path = Path(team_dir) / FILE
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
-            return None
-        raw = fh.read(MAX_BYTES)
-    try:
-        data = json.loads(raw)
-    except ValueError:
+        raw = read_state(path, MAX_BYTES)
+        data = parse_json(raw) if raw is not None else None
+    except (StorageError, ValueError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("spend"), list):
         return None

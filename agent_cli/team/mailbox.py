@@ -22,10 +22,19 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import StorageError, UserError
-from ..fsutil import append_line, atomic_write_json, read_jsonl, utc_now
+from ..errors import StorageError, UnusableFile, UserError
+from ..fsutil import (
+    append_line,
+    atomic_write_json,
+    open_state,
+    parse_json,
+    read_state,
+    utc_now,
+)
+from ..jsonlines import read_jsonl
 from ..names import NAME_RE, check_name
 from . import StateLock, set_aside
+from .inbox_scan import scan
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +54,7 @@ PROTOCOL_TYPES = frozenset(
     {"shutdown_request", "shutdown_response", "plan_approval_request", "plan_approval_response"}
 )
 RESPONSE_TYPES = frozenset({"shutdown_response", "plan_approval_response"})
+CURSOR_CAP = 4096  # a cursor file is one small JSON object
 
 
 class MailMessage(BaseModel):
@@ -83,12 +93,13 @@ class Delivery:
     messages: list[MailMessage]
     cursor: int
     problems: list[str] = field(default_factory=list)
+    unusable: str = ""  # why the inbox itself could not be read (a link, FIFO, directory...)
 
 
 def parse_line(raw: bytes, inbox: str) -> MailMessage:
     """Parse one inbox line; ValueError with a short reason if it is not a message for `inbox`."""
     try:
-        msg = MailMessage.model_validate(json.loads(raw.decode("utf-8")))
+        msg = MailMessage.model_validate(parse_json(raw.decode("utf-8")))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "message"
@@ -201,40 +212,40 @@ class Mailbox:
     # ---- reading ---------------------------------------------------------------------
 
     def fetch(self, name: str) -> Delivery:
-        """Unread complete messages past the acknowledged cursor. Consumes nothing."""
+        """Unread complete messages past the acknowledged cursor. Consumes nothing.
+
+        An inbox that is not a regular file (a symlink, FIFO, directory...) is never read:
+        the Delivery is empty and its problem names the file (the next send sets it aside).
+        """
         path = self.inbox_path(name)
         start, problems = self._read_cursor(name)
         try:
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if start > size:
-                    problems.append(
-                        f"{path} is shorter ({size} bytes) than its cursor ({start}); "
-                        "rereading it from the start"
-                    )
-                    start = 0
-                fh.seek(start)
-                data = fh.read()
+            fd = open_state(path, os.O_RDONLY)
         except FileNotFoundError:
             return Delivery([], start, problems)
+        except UnusableFile as exc:
+            log.warning("%s; not read", exc)
+            return Delivery([], start, [*problems, f"{exc}; not read"], unusable=str(exc))
         except OSError as exc:
             raise _read_error(path, exc) from exc
-        end = data.rfind(b"\n") + 1  # an incomplete last line waits until it is complete
-        messages: list[MailMessage] = []
-        bad: list[tuple[int, bytes, str]] = []
-        offset = start
-        for raw in data[:end].split(b"\n")[:-1]:
-            if raw.strip():
-                try:
-                    messages.append(parse_line(raw, name))
-                except ValueError as exc:
-                    bad.append((offset, raw, str(exc)))
-            offset += len(raw) + 1
+        try:
+            size = os.fstat(fd).st_size
+            if start > size:
+                problems.append(
+                    f"{path} is shorter ({size} bytes) than its cursor ({start}); "
+                    "rereading it from the start"
+                )
+                start = 0
+            messages, bad, end = scan(fd, start, lambda raw: parse_line(raw, name))
+        except OSError as exc:
+            raise _read_error(path, exc) from exc
+        finally:
+            os.close(fd)
         if bad:
             problems.extend(self._quarantine(name, bad))
         for problem in problems:
             log.warning("%s", problem)
-        return Delivery(messages, start + end, problems)
+        return Delivery(messages, end, problems)
 
     def peek(self, name: str) -> list[MailMessage]:
         """The unread messages, without acknowledging anything."""
@@ -268,7 +279,7 @@ class Mailbox:
         """(size, mtime_ns) of the inbox, (0, 0) if absent: changes on every append."""
         path = self.inbox_path(name)
         try:
-            st = os.stat(path)
+            st = os.stat(path, follow_symlinks=False)
         except FileNotFoundError:
             return (0, 0)
         except OSError as exc:
@@ -278,22 +289,27 @@ class Mailbox:
     def quarantined(self, name: str) -> list[dict]:
         """The quarantine records of `name`'s inbox (file, offset, raw line, error, ts)."""
         # a torn or corrupt record of our own is skipped: the inbox line is still there
-        return read_jsonl(self.quarantine_path(name))[0]
+        try:
+            return read_jsonl(self.quarantine_path(name))[0]
+        except UnusableFile as exc:  # never read; the next quarantined line sets it aside
+            log.warning("%s; not read", exc)
+            return []
 
     # ---- internals -------------------------------------------------------------------
 
     def _read_cursor(self, name: str) -> tuple[int, list[str]]:
         path = self.cursor_path(name)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            raw = read_state(path, CURSOR_CAP)
+            if raw is None:
+                return 0, []
+            data = parse_json(raw.decode("utf-8"))
             offset = data["offset"]
             if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
                 raise ValueError(f"bad offset {offset!r}")
             return offset, []
-        except FileNotFoundError:
-            return 0, []
-        except OSError as exc:  # a directory, no permission: not a cursor we can replace
-            raise _read_error(path, exc) from exc
+        except UnusableFile as exc:  # a link, FIFO, directory: set aside by the next ack
+            return 0, [f"{exc}; redelivering the inbox from the start"]
         except (ValueError, KeyError, TypeError) as exc:
             return 0, [f"{path} is corrupt ({exc}); redelivering the inbox from the start"]
 
@@ -323,20 +339,26 @@ class Mailbox:
     @staticmethod
     def _size(path: Path) -> int:
         try:
-            return os.stat(path).st_size
+            fd = open_state(path, os.O_RDONLY)
         except FileNotFoundError:
             return 0
         except OSError as exc:
             raise _read_error(path, exc) from exc
+        try:
+            return os.fstat(fd).st_size
+        finally:
+            os.close(fd)
 
     @staticmethod
     def _byte_at(path: Path, offset: int) -> bytes:
         try:
-            with open(path, "rb") as fh:
-                fh.seek(offset)
-                return fh.read(1)
+            fd = open_state(path, os.O_RDONLY)
         except OSError as exc:
             raise _read_error(path, exc) from exc
+        try:
+            return os.pread(fd, 1, offset)
+        finally:
+            os.close(fd)
 
 
 def _read_error(path: Path, exc: OSError) -> StorageError:

@@ -74,6 +74,7 @@ class Team:
         # Built outside the team lock: a restart reads the old transcript, and every
         # teammate's plan check (plan_block -> teammate()) takes that lock.
         mate = Teammate(self.rt, self, name, role, model, require_plan, prompt)
+        self.rt.watcher.start()  # idle teammates are woken by other processes' writes
         with self._lock:
             self._refuse_running(name)
             # Refused if another live process runs this name (pid and host in config.json).

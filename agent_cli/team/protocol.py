@@ -23,8 +23,8 @@ from typing import Any, Literal, NoReturn, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import CorruptFile, NotFound, Refused, UserError
-from ..fsutil import append_line, atomic_write_json, ensure_dir
+from ..errors import CorruptFile, NotFound, Refused, StorageError, UnusableFile, UserError
+from ..fsutil import append_line, atomic_write_json, ensure_dir, parse_json, read_state
 from ..names import check_name
 from . import StateLock, set_aside
 
@@ -120,13 +120,16 @@ class ProtocolStore:
         Readers fail closed: a plan gate must not open because its state cannot be read.
         """
         try:
-            raw = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        except (OSError, UnicodeDecodeError) as exc:
+            data = read_state(self.path)
+            if data is None:
+                return []
+            raw = data.decode("utf-8")
+        except UnusableFile as exc:  # a link, FIFO, directory, or over its cap: never read
+            raise CorruptFile(self.path, f"unusable ({exc.detail})") from exc
+        except (OSError, StorageError, UnicodeDecodeError) as exc:
             raise CorruptFile(self.path, f"cannot read ({exc})") from exc
         try:
-            return RequestsFile.model_validate(json.loads(raw)).requests
+            return RequestsFile.model_validate(parse_json(raw)).requests
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])

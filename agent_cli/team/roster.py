@@ -10,7 +10,6 @@ live. A corrupt config.json never crashes a reader: it reads as an empty team wi
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -21,8 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from ..errors import CorruptFile, NotFound, Refused, UserError
-from ..fsutil import atomic_write_json, ensure_dir, utc_now
+from ..errors import CorruptFile, NotFound, Refused, StorageError, UnusableFile, UserError
+from ..fsutil import atomic_write_json, ensure_dir, parse_json, read_state, utc_now
 from ..names import NAME_RE, check_name
 from . import StateLock, set_aside
 
@@ -117,13 +116,16 @@ class Roster:
     def load(self) -> TeamConfig | None:
         """The parsed config.json, None if absent; CorruptFile (naming it) if unreadable."""
         try:
-            raw = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError) as exc:
+            data = read_state(self.path)
+            if data is None:
+                return None
+            raw = data.decode("utf-8")
+        except UnusableFile as exc:  # a link, FIFO, directory, or over its cap: never read
+            raise CorruptFile(self.path, f"unusable ({exc.detail})") from exc
+        except (OSError, StorageError, UnicodeDecodeError) as exc:
             raise CorruptFile(self.path, f"cannot read ({exc})") from exc
         try:
-            return TeamConfig.model_validate(json.loads(raw))
+            return TeamConfig.model_validate(parse_json(raw))
         except ValidationError as exc:
             raise CorruptFile(self.path, f"not a team config ({_one_line(exc)})") from None
         except ValueError as exc:

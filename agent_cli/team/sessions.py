@@ -19,8 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotFound, UserError
-from ..fsutil import atomic_write_json, utc_now
+from ..errors import NotFound, StorageError, UserError
+from ..fsutil import atomic_write_json, parse_json, read_state, utc_now
 
 SESSION_RE = re.compile(r"^\d{8}-\d{9}-[0-9a-f]{4}$")
 TAIL_BYTES = 65536
@@ -68,7 +68,6 @@ class SessionStore:
 
     def save(self, session: Session) -> None:
         with self._lock:
-            session.dir.mkdir(parents=True, exist_ok=True)
             atomic_write_json(session.dir / "session.json", session.to_json())
 
     def note_member(self, session: Session, name: str) -> None:
@@ -105,16 +104,14 @@ class SessionStore:
 
     def _load(self, sid: str) -> Session | None:
         path = self.root / sid / "session.json"
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            with os.fdopen(fd, "rb") as fh:
-                raw = fh.read(MAX_META_BYTES + 1)
-            data = json.loads(raw) if len(raw) <= MAX_META_BYTES else None
+        try:  # no link anywhere on the way, a regular file, capped, nesting-safe
+            raw = read_state(path, MAX_META_BYTES)
+            data = parse_json(raw) if raw is not None else None
             if not isinstance(data, dict) or data.get("id") != sid:
                 return None
             known = {k: v for k, v in data.items() if k in Session.__dataclass_fields__}
             return Session(**{**known, "dir": self.root / sid})
-        except (OSError, ValueError, TypeError):
+        except (OSError, StorageError, ValueError, TypeError):
             return None
 
 

@@ -22,6 +22,7 @@ from ..errors import Refused, ToolError
 from ..events import TaskEvent
 from ..models.base import ToolUseBlock
 from ..tools.base import ToolContext
+from ..tools.confined import read_bytes_in
 from ..tools.shell import run_process, shell_tool
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 VERIFY_TIMEOUT_S = 120.0
 VERIFY_OUTPUT_CAP = 1_000_000  # characters of stdout kept for the comparison
 _SHOWN = 200
+EXPECTED_CAP = 8 << 20  # bytes of expected_stdout_file read
 
 
 class VerifyFailed(ToolError):
@@ -59,17 +61,12 @@ def _expected_stdout(verify: Verify, workdir: Path) -> str | None:
         return verify.expected_stdout
     if not verify.expected_stdout_file:
         return None
-    path = (workdir / verify.expected_stdout_file).resolve()
-    if not path.is_relative_to(workdir):
-        raise ToolError(
-            f"expected_stdout_file {verify.expected_stdout_file} is outside the workdir"
-        )
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ToolError(
-            f"cannot read expected_stdout_file {verify.expected_stdout_file}: {exc.strerror or exc}"
-        ) from exc
+    try:  # walked inside the workdir without following links out; a FIFO is an error
+        data, _shown = read_bytes_in(workdir, verify.expected_stdout_file, EXPECTED_CAP)
+        return data.decode("utf-8", errors="replace")
+    except ToolError as exc:
+        raise ToolError(f"cannot read expected_stdout_file {verify.expected_stdout_file}: {exc}"
+                        ) from None
 
 
 def check_verify(

@@ -9,7 +9,6 @@ task keeps its worktree; the next claimer continues in it. Landing is team/landi
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import threading
@@ -34,9 +33,13 @@ BRANCH_PREFIX = "agent-cli/task-"
 
 def setting_mode(workdir: Path) -> str | None:
     """`"worktrees"` from .agent-cli/settings.json ("on" / "off"), or None."""
-    try:
-        data = json.loads((workdir / ".agent-cli" / "settings.json").read_text("utf-8"))
-    except (OSError, ValueError):
+    from ..errors import AgentCliError
+    from ..fsutil import parse_json, read_state
+
+    try:  # never follows a link, never blocks on a FIFO (the settings layers report those)
+        raw = read_state(workdir / ".agent-cli" / "settings.json")
+        data = parse_json(raw) if raw is not None else None
+    except (AgentCliError, OSError, ValueError):
         return None
     value = data.get("worktrees") if isinstance(data, dict) else None
     if isinstance(value, bool):

@@ -6,9 +6,10 @@ leading outside the workdir, or a symlink anywhere in the path (the last compone
 so a write never follows a link out) whose target is outside. `display_path` is the
 workdir-relative POSIX form used in results and in permission rules.
 
-What is not covered: a process racing us by swapping a directory for a symlink between the
-check and the open. Tools run on behalf of one user in their own workdir; the shell tool,
-which could do that, needs an approval first.
+This module decides (the gate's target, the names shown); the file tools then do the work
+through tools.confined, which walks the path again relative to directory fds with O_NOFOLLOW
+on every component, so a symlink swapped in between the check and the write (or read) can
+never send it outside the root.
 """
 
 from __future__ import annotations

@@ -1,25 +1,26 @@
 """The workspace tools: read_file, write_file, edit_file, glob, grep (+ shell from shell.py).
 
-Every path goes through tools.paths (confined to the workdir, symlinks resolved). Writes are
-atomic (temp file + os.replace) and keep the file's mode; line endings are preserved. Results
-speak in workdir-relative paths. `workspace_tools()` returns all six tools.
+Every path is walked and opened through tools.confined (relative to directory fds, O_NOFOLLOW
+on every component, so a symlink swap cannot send a read or write outside the workdir; a
+FIFO or device is a clear error, never a blocked read). Writes are atomic (tools.fileio:
+temp file + os.replace in the same directory fd) and keep the file's mode; line endings are
+preserved. Results speak in workdir-relative paths. `workspace_tools()` returns all six.
 """
 
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import os
 import re
-import stat
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolError
 from .base import Tool, ToolContext
-from .paths import display_path, resolve_path
+from .confined import read_capped
+from .fileio import check_writable, current_text, read_text, write_text
+from .search import glob_paths, grep_files
 
 MAX_LINE_CHARS = 2000
 GLOB_CAP = 500
@@ -27,50 +28,9 @@ GREP_CAP = 200
 GREP_LINE_CHARS = 300
 GREP_MAX_FILE_BYTES = 5_000_000
 PREVIEW_LINES = 400
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"})
 
 
 # ----- helpers ------------------------------------------------------------------------------
-def _read_text(path: Path, shown: str) -> str:
-    if path.is_dir():
-        raise ToolError(f"{shown} is a directory (use glob to list it)")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"no such file: {shown}") from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {shown}: {exc.strerror or exc}") from None
-    if b"\x00" in data[:8192]:
-        raise ToolError(f"{shown} is a binary file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(f"{shown} is not UTF-8 text") from None
-
-
-def _write_text(path: Path, text: str, shown: str) -> None:
-    """Atomic write keeping the old file's permission bits (new files: 0644 minus umask)."""
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    tmp = None
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:200]}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except OSError as exc:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
-        raise ToolError(f"cannot write {shown}: {exc.strerror or exc}") from None
-
-
 def _diff(old: str, new: str, shown: str) -> str:
     lines = list(
         difflib.unified_diff(
@@ -87,10 +47,6 @@ def _diff(old: str, new: str, shown: str) -> str:
     return text + (f"... ({extra} more diff lines)\n" if extra > 0 else "")
 
 
-def _current(path: Path, shown: str) -> str:
-    return _read_text(path, shown) if path.exists() else ""
-
-
 # ----- read_file ----------------------------------------------------------------------------
 class ReadFileInput(BaseModel):
     model_config = ConfigDict(defer_build=True)
@@ -101,9 +57,8 @@ class ReadFileInput(BaseModel):
 
 
 def read_file(args: ReadFileInput, ctx: ToolContext) -> str:
-    path = resolve_path(ctx.workdir, args.path)
-    shown = display_path(ctx.workdir, path)
-    lines = _read_text(path, shown).splitlines()
+    text, shown = read_text(ctx.workdir, args.path)
+    lines = text.splitlines()
     if not lines:
         return f"({shown} is empty)"
     start = max(args.offset, 1)
@@ -130,31 +85,17 @@ class WriteFileInput(BaseModel):
     content: str = Field(description="The complete new content of the file")
 
 
-def _write_target(ctx: ToolContext, raw: str) -> tuple[Path, str]:
-    path = resolve_path(ctx.workdir, raw)
-    shown = display_path(ctx.workdir, path)
-    if path.is_dir():
-        raise ToolError(f"{shown} is a directory")
-    return path, shown
-
-
 def write_file(args: WriteFileInput, ctx: ToolContext) -> str:
-    path, shown = _write_target(ctx, args.path)
-    existed = path.exists()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ToolError(f"cannot create the directory of {shown}: {exc.strerror or exc}") from None
-    resolve_path(ctx.workdir, str(path))  # the new directories are still inside
-    _write_text(path, args.content, shown)
+    shown, existed = write_text(ctx.workdir, args.path, args.content)
     n = len(args.content.splitlines())
     verb = "Overwrote" if existed else "Created"
     return f"{verb} {shown} ({n} lines, {len(args.content.encode('utf-8'))} bytes)"
 
 
 def preview_write(args: WriteFileInput, ctx: ToolContext) -> str:
-    path, shown = _write_target(ctx, args.path)
-    return _diff(_current(path, shown), args.content, shown)
+    check_writable(ctx.workdir, args.path)
+    old, shown = current_text(ctx.workdir, args.path)
+    return _diff(old, args.content, shown)
 
 
 # ----- edit_file ----------------------------------------------------------------------------
@@ -167,14 +108,12 @@ class EditFileInput(BaseModel):
     replace_all: bool = Field(False, description="Replace every occurrence")
 
 
-def _edited(args: EditFileInput, ctx: ToolContext) -> tuple[Path, str, str, str, int]:
-    path = resolve_path(ctx.workdir, args.path)
-    shown = display_path(ctx.workdir, path)
+def _edited(args: EditFileInput, ctx: ToolContext) -> tuple[str, str, str, int]:
     if not args.old_string:
         raise ToolError("old_string is empty; use write_file to create or replace a whole file")
     if args.old_string == args.new_string:
         raise ToolError("old_string and new_string are the same; nothing to change")
-    old = _read_text(path, shown)
+    old, shown = read_text(ctx.workdir, args.path)
     count = old.count(args.old_string)
     if count == 0:
         raise ToolError(
@@ -187,17 +126,17 @@ def _edited(args: EditFileInput, ctx: ToolContext) -> tuple[Path, str, str, str,
             "unique, or set replace_all=true"
         )
     new = old.replace(args.old_string, args.new_string)
-    return path, shown, old, new, count
+    return shown, old, new, count
 
 
 def edit_file(args: EditFileInput, ctx: ToolContext) -> str:
-    path, shown, _old, new, count = _edited(args, ctx)
-    _write_text(path, new, shown)
+    shown, _old, new, count = _edited(args, ctx)
+    write_text(ctx.workdir, args.path, new)
     return f"Edited {shown}: replaced {count} occurrence{'s' if count > 1 else ''}"
 
 
 def preview_edit(args: EditFileInput, ctx: ToolContext) -> str:
-    _path, shown, old, new, _count = _edited(args, ctx)
+    shown, old, new, _count = _edited(args, ctx)
     return _diff(old, new, shown)
 
 
@@ -218,25 +157,12 @@ def _check_pattern(pattern: str) -> None:
 
 def glob_files(args: GlobInput, ctx: ToolContext) -> str:
     _check_pattern(args.pattern)
-    base = resolve_path(ctx.workdir, args.path)
-    if not base.is_dir():
-        raise ToolError(f"{display_path(ctx.workdir, base)} is not a directory")
-    root = os.path.realpath(ctx.workdir)
-    found: list[str] = []
     try:
-        for p in base.glob(args.pattern):
-            real = os.path.realpath(p)
-            if real != root and not real.startswith(root + os.sep):
-                continue  # reached through a symlink that leads outside
-            if any(part in SKIP_DIRS for part in p.relative_to(base).parts[:-1]):
-                continue
-            rel = Path(os.path.relpath(p, root)).as_posix()
-            found.append(rel + "/" if p.is_dir() else rel)
-    except (ValueError, OSError) as exc:
-        raise ToolError(f"glob {args.pattern!r} failed: {exc}") from None
+        found = glob_paths(ctx.workdir, args.path, args.pattern, ctx.cancel)
+    except OSError as exc:
+        raise ToolError(f"glob {args.pattern!r} failed: {exc.strerror or exc}") from None
     if not found:
         return f"no files match {args.pattern}"
-    found.sort()
     shown = found[:GLOB_CAP]
     if len(found) > GLOB_CAP:
         shown.append(f"... {len(found) - GLOB_CAP} more (capped at {GLOB_CAP}); narrow the pattern")
@@ -252,29 +178,15 @@ class GrepInput(BaseModel):
     glob: str | None = Field(None, description="Only files matching this glob, e.g. '*.py'")
 
 
-def _grep_files(base: Path, root: str, glob: str | None):
-    if base.is_file():
-        yield base
-        return
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            p = Path(dirpath) / name
-            rel = Path(os.path.relpath(p, root)).as_posix()
-            if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(rel, glob)):
-                continue
-            real = os.path.realpath(p)
-            if real.startswith(root + os.sep):
-                yield p
-
-
-def _grep_one(path: Path, regex: re.Pattern[str], rel: str, hits: list[str], cap: int) -> None:
+def _grep_one(fd: int, regex: re.Pattern[str], rel: str, hits: list[str], cap: int) -> None:
     try:
-        if path.stat().st_size > GREP_MAX_FILE_BYTES:
+        if os.fstat(fd).st_size > GREP_MAX_FILE_BYTES:
             return
-        data = path.read_bytes()
-    except OSError:
+        data = read_capped(fd, GREP_MAX_FILE_BYTES, rel)
+    except (OSError, ToolError):
         return
+    finally:
+        os.close(fd)
     if b"\x00" in data[:8192]:
         return
     for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
@@ -291,15 +203,17 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
         regex = re.compile(args.pattern)
     except re.error as exc:
         raise ToolError(f"invalid regex {args.pattern!r}: {exc}") from None
-    base = resolve_path(ctx.workdir, args.path)
-    if not base.exists():
-        raise ToolError(f"no such file or directory: {args.path}")
-    root = os.path.realpath(ctx.workdir)
     hits: list[str] = []
-    for p in _grep_files(base, root, args.glob):
-        _grep_one(p, regex, Path(os.path.relpath(p, root)).as_posix(), hits, GREP_CAP)
-        if len(hits) > GREP_CAP:
-            break
+    files = grep_files(ctx.workdir, args.path, args.glob, ctx.cancel)
+    try:
+        for rel, fd in files:
+            _grep_one(fd, regex, rel, hits, GREP_CAP)
+            if len(hits) > GREP_CAP:
+                break
+    except OSError as exc:
+        raise ToolError(f"grep failed: {exc.strerror or exc}") from None
+    finally:
+        files.close()
     if not hits:
         return f"no matches for {args.pattern}"
     if len(hits) > GREP_CAP:

@@ -99,6 +99,25 @@ class TeammateFailures:
             return list(self.items)
 
 
+class WarningLines:
+    """Warning notices (a transcript or state file that cannot be used...) as one stderr
+    line each, once: a headless run never hides them."""
+
+    def __init__(self, err: TextIO) -> None:
+        self._err = err
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def on_event(self, event: Event) -> None:
+        if not (isinstance(event, Notice) and event.level == "warning"):
+            return
+        with self._lock:
+            if event.text in self._seen:
+                return
+            self._seen.add(event.text)
+        print(f"agent-cli: warning: {event.agent}: {event.text}", file=self._err)
+
+
 def check_prompt(prompt: str | None) -> str:
     """The -p prompt, or UserError when there is nothing to send."""
     if prompt is None or not prompt.strip():
@@ -132,6 +151,7 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
     unsubscribe = runtime.events.subscribe(failures.on_event)
     scope = RunScope.begin(runtime.board)
     session = HeadlessSession(runtime)
+    unsubscribe_warnings = runtime.events.subscribe(WarningLines(err).on_event)
     quiet, interrupted = False, False
     try:
         from .mcp_view import start_headless
@@ -168,6 +188,7 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         busy = runtime.close(5.0)
         runtime.broker.detach_ui()
         unsubscribe()
+        unsubscribe_warnings()
         session.end()
     _settle(report, runtime, touched, known, interrupted)  # the board as left on disk
     session.annotate(report)

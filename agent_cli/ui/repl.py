@@ -21,22 +21,26 @@ from typing import Any
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
 from prompt_toolkit.filters import Condition, is_searching
-from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.history import InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.styles import Style
 from rich.text import Text
 
+from ..errors import AgentCliError
 from ..events import MessageEvent
+from ..fsutil import ensure_dir
 from ..team.lead_hooks import LeadHooks
 from . import startup
 from .approvals import ApprovalPrompter, approval_panel, outcome_line
 from .completer import SlashCompleter
+from .history import SafeFileHistory
 from .lead import LeadRunner
 from .printer import Printer
 from .render import EventView, UiSettings, spinner_line, stream_tail
 from .shell import run_user_shell
 from .slash import SlashContext, argument_values, command_help, dispatch
 from .style import make_console, render_str
+from .ticker import Ticker
 from .toolbar import StatusCache, toolbar_fragments, total_tokens
 
 PROMPT = "> "
@@ -93,6 +97,7 @@ class Repl:
         self.prompter = ApprovalPrompter(input, output, self.color)
         self._approval_wanted = threading.Event()
         self.session = self._make_session(input, output)
+        self.ticker = Ticker(lambda: self.lead.busy, self._redraw)
 
     # ----- building -------------------------------------------------------------------
     def width(self) -> int:
@@ -102,10 +107,10 @@ class Repl:
         history: Any = InMemoryHistory()
         path = self.runtime.workdir / ".agent-cli" / "history"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            history = FileHistory(str(path))
-        except OSError:
-            pass  # a read-only project still gets a session history
+            ensure_dir(path.parent)
+            history = SafeFileHistory(path)
+        except AgentCliError:
+            pass  # a read-only project (or a link planted there) still gets a session history
         return PromptSession(
             history=history,
             auto_suggest=AutoSuggestFromHistory(),
@@ -115,7 +120,7 @@ class Repl:
             prompt_continuation="  ",
             key_bindings=self._bindings(),
             bottom_toolbar=self._toolbar,
-            refresh_interval=0.3,
+            refresh_interval=0,  # the Ticker redraws, and only while the spinner turns
             style=STYLE,
             input=input,
             output=output,
@@ -183,6 +188,10 @@ class Repl:
     def changed(self) -> None:
         """Something the toolbar or spinner shows changed (any thread)."""
         self.status.mark_stale()
+        self._redraw()
+        self.ticker.poke()
+
+    def _redraw(self) -> None:
         app = self.session.app
         if app.is_running:
             app.invalidate()
@@ -268,8 +277,10 @@ class Repl:
             unsubscribe_plans = self.runtime.events.subscribe(self._on_plan_request)
             try:
                 self.start()
+                self.ticker.start()
                 self.loop()
             finally:
+                self.ticker.close()
                 unsubscribe_plans()
                 self.finish()
                 unsubscribe()

@@ -1,0 +1,133 @@
+"""glob and grep over a directory tree inside the root, without following symlinks out.
+
+The walk is `os.fwalk` from an fd of the base directory (found by tools.confined.locate) with
+follow_symlinks=False: every directory is entered relative to its parent's fd and checked to
+be the directory listed, so a directory swapped for a symlink mid-walk is not entered. grep
+opens each file relative to its directory fd with O_NOFOLLOW | O_NONBLOCK and reads only
+regular files: a symlink, FIFO, socket or device in the tree is skipped, never read or
+waited on. Both stop with "interrupted" as soon as the caller's cancel event is set.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import stat
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import ToolError
+from .confined import kind_of, locate, not_regular, open_regular
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"})
+_LEAF = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _part_regex(part: str) -> str:
+    """One path component of a glob as a regex: * ? [...] never match '/'."""
+    out, i = [], 0
+    while i < len(part):
+        c = part[i]
+        end = part.find("]", i + 2) if c == "[" else -1
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif end > 0:
+            body = part[i + 1:end]
+            body = "^" + body[1:] if body.startswith("!") else body
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def glob_regex(pattern: str) -> tuple[re.Pattern[str], int | None, bool]:
+    """(regex over base-relative POSIX paths, max depth or None for '**', dirs only)."""
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    rx, deep = "", False
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if part == "**":
+            deep = True
+            rx += "(?:[^/]+(?:/[^/]+)*)?" if last else "(?:[^/]+/)*"
+        else:
+            rx += _part_regex(part) + ("" if last else "/")
+    dirs_only = bool(parts) and parts[-1] == "**" or pattern.endswith("/")
+    return re.compile(rx + r"\Z", re.S), None if deep else len(parts), dirs_only
+
+
+def _walk(base_fd: int, cancel: threading.Event, max_depth: int | None
+          ) -> Iterator[tuple[str, list[str], list[str], int]]:
+    for dirpath, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=base_fd):
+        if cancel.is_set():
+            raise ToolError("interrupted by the user")
+        rel = os.path.normpath(dirpath)
+        depth = 0 if rel == "." else rel.count("/") + 1
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
+                             and (max_depth is None or depth + 1 < max_depth))
+        yield ("" if rel == "." else rel + "/"), dirnames, sorted(filenames), dir_fd
+
+
+def glob_paths(root: Path, base: str, pattern: str, cancel: threading.Event) -> list[str]:
+    """Root-relative paths under `base` matching `pattern` (directories end with '/')."""
+    regex, max_depth, dirs_only = glob_regex(pattern)
+    with locate(root, base) as loc:
+        mode = kind_of(loc)
+        if mode is None or not stat.S_ISDIR(mode):
+            raise ToolError(f"{loc.shown} is not a directory")
+        prefix = "" if loc.shown == "." else loc.shown + "/"
+        base_fd = os.open(loc.name or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                          dir_fd=loc.dir_fd)
+    found: list[str] = []
+    try:
+        if dirs_only and regex.match(""):
+            found.append(prefix or "./")
+        for rel, _dirs, _files, dir_fd in _walk(base_fd, cancel, max_depth):
+            with os.scandir(dir_fd) as entries:
+                for entry in entries:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                    if (dirs_only and not is_dir) or not regex.match(rel + entry.name):
+                        continue
+                    found.append(f"{prefix}{rel}{entry.name}" + ("/" if is_dir else ""))
+    finally:
+        os.close(base_fd)
+    return sorted(found)
+
+
+def grep_files(root: Path, base: str, glob: str | None, cancel: threading.Event
+               ) -> Iterator[tuple[str, int]]:
+    """(root-relative name, open fd of a regular file) for each file grep should read; the
+    caller closes each fd. A file `base` is yielded alone (a FIFO there is a ToolError)."""
+    with locate(root, base) as loc:
+        mode = kind_of(loc)
+        if mode is None:
+            raise ToolError(f"no such file or directory: {base}")
+        if not stat.S_ISDIR(mode):
+            if not stat.S_ISREG(mode):
+                raise not_regular(loc.shown, mode)
+            yield loc.shown, open_regular(loc)
+            return
+        prefix = "" if loc.shown == "." else loc.shown + "/"
+        base_fd = os.open(loc.name or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                          dir_fd=loc.dir_fd)
+    try:
+        for rel, _dirs, files, dir_fd in _walk(base_fd, cancel, None):
+            for name in files:
+                shown = f"{prefix}{rel}{name}"
+                if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(shown, glob)):
+                    continue
+                try:
+                    fd = os.open(name, _LEAF, dir_fd=dir_fd)
+                except OSError:
+                    continue  # a symlink (ELOOP), a socket, gone: not read
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.close(fd)
+                    continue  # a FIFO or device: never read, never waited on
+                yield shown, fd
+    finally:
+        os.close(base_fd)
