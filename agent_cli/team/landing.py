@@ -15,7 +15,6 @@ one finishes it from the journal (landed, never a mix).
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable
