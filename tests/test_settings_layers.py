@@ -161,6 +161,7 @@ def test_saved_rules_go_to_the_local_layer_which_git_does_not_see(workdir: Path)
     exclude = (workdir / ".git" / "info" / "exclude").read_text().splitlines()
     assert exclude.count("**/.agent-cli/settings.local.json") == 1
     sub = workdir / "pkg"  # a workdir below the repository root is covered too
+    sub.mkdir()
     PermissionPolicy(sub).add_rule("Bash(ls)", save=True)
     status = git(workdir, "status", "--porcelain", "--untracked-files=all")
     assert "settings.local.json" not in status and ".lock" not in status
