@@ -366,21 +366,3 @@ def read_jsonl(path: Path, **options: Any) -> tuple[list[dict[str, Any]], list[A
 
     return read(path, **options)
 
-
-def read_regular_text(path: Path, cap: int) -> str | None:
-    """A regular file's text, never following a symlink and never blocking on a FIFO.
-
-    None when `path` is not a regular file of its own (symlink, FIFO, device, directory,
-    hard link; on the way too) or is over `cap` bytes; FileNotFoundError when it does not
-    exist; OSError for other failures. (open_state + read_fd, for config files.)
-    """
-    try:
-        fd = open_state(Path(path), os.O_RDONLY)
-    except UnusableFile:
-        return None
-    try:
-        return read_fd(fd, cap, path).decode("utf-8", errors="replace")
-    except UnusableFile:
-        return None
-    finally:
-        os.close(fd)

@@ -103,24 +103,30 @@ def fingerprint(entry: Any) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
 
 
-def read_config(path: Path) -> dict[str, Any]:
-    """The `mcpServers` object of a config file ({} when the file does not exist)."""
-    from ..fsutil import read_regular_text
+def read_json_object(path: Path, what: str) -> dict[str, Any]:
+    """A JSON object file read through the state-file helpers (no link followed, no FIFO
+    waited on, capped): {} when missing or empty; one UserError naming `what` otherwise."""
+    from ..errors import AgentCliError
+    from ..fsutil import parse_json, read_state
 
     try:
-        raw = read_regular_text(path, MAX_CONFIG_BYTES)
-    except FileNotFoundError:
+        raw = read_state(path, MAX_CONFIG_BYTES)
+    except AgentCliError as exc:  # UnusableFile says "is a symlink / FIFO / ..."
+        raise UserError(f"{what} {exc}; not a regular file agent-cli may use") from None
+    if raw is None or not raw.strip():
         return {}
-    except OSError as exc:
-        raise UserError(f"cannot read MCP config {path}: {exc.strerror or exc}") from None
-    if raw is None:
-        raise UserError(f"MCP config {path} is not a regular file (or is over 1 MB); not used")
     try:
-        data = json.loads(raw) if raw.strip() else {}
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise UserError(f"MCP config {path} is not valid JSON: {exc}") from None
+        data = parse_json(raw)
+    except ValueError as exc:
+        raise UserError(f"{what} {path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
-        raise UserError(f"MCP config {path}: the top level must be a JSON object")
+        raise UserError(f"{what} {path}: the top level must be a JSON object")
+    return data
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The `mcpServers` object of a config file ({} when the file does not exist)."""
+    data = read_json_object(path, "MCP config")
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise UserError(f"MCP config {path}: 'mcpServers' must be an object")

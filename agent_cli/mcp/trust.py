@@ -5,14 +5,13 @@ command changed after the answer is asked about again)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import StorageError, UserError
-from ..fsutil import atomic_write_json, ensure_dir, read_regular_text
+from ..fsutil import atomic_write_json, ensure_dir
 from ..locking import StateLock
-from .config import ServerSpec
+from .config import ServerSpec, read_json_object
 
 LOCAL_SETTINGS = Path(".agent-cli") / "settings.local.json"
 ENABLED, DISABLED, PRINTS = (
@@ -20,21 +19,7 @@ ENABLED, DISABLED, PRINTS = (
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        raw = read_regular_text(path, 1_000_000)
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise UserError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if raw is None:
-        raise UserError(f"{path} is not a regular file; not used")
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except (json.JSONDecodeError, RecursionError) as exc:
-        raise UserError(f"{path} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: the top level must be a JSON object")
-    return data
+    return read_json_object(path, "settings")
 
 
 class TrustStore:
