@@ -145,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
                         help="MCP servers to start (Claude Code's .mcp.json format; repeatable); "
                         "the workdir's .mcp.json is used too, once you trust it")
+    parser.add_argument("--trust-project-hooks", action="store_true",
+                        help="run the hooks of .agent-cli/settings.json without asking "
+                        "(a terminal session asks once; a headless run skips them otherwise)")
     add_session_options(parser)
     parser.add_argument("--worktrees", choices=("on", "off"), default=None,
                         help="teammates' tasks in git worktrees (default: on in a git "
@@ -209,6 +212,7 @@ def runtime_config(args: argparse.Namespace):
         worktrees=getattr(args, "worktrees", None),
         append_system_prompt=getattr(args, "append_system_prompt", "") or "",
         max_turns=getattr(args, "max_turns", None),
+        trust_project_hooks=getattr(args, "trust_project_hooks", False),
     )
     from .board.leases import lease_from_env
 

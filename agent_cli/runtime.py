@@ -44,6 +44,7 @@ class RuntimeConfig:
     append_system_prompt: str = ""  # --append-system-prompt: added to the lead's system prompt
     max_turns: int | None = None  # --max-turns: lead model requests in a headless run
     user_dir: Path | None = None  # ~/.agent-cli (settings, AGENTS.md); None: $AGENT_CLI_HOME
+    trust_project_hooks: bool = False  # --trust-project-hooks: the project's hooks, unasked
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -97,7 +98,8 @@ class Runtime:
         self.broker = ApprovalBroker()
         self.audit = AuditLog(self.team_dir / "audit.jsonl")
         self.gate = PermissionGate(self.policy, self.broker, self.audit)
-        specs, self.hook_warnings = load_hooks(self.settings)
+        specs, self.hook_warnings, self.held_hooks = load_hooks(
+            self.settings, self.config.trust_project_hooks)
         self.hooks = HookRunner(specs, self.workdir, self.events.emit, self.audit,
                                 self.session_id, self._hook_context)
         self._models: dict[str, Model] = {}

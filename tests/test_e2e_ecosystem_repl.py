@@ -37,6 +37,9 @@ def test_memory_and_prompt_hooks_in_the_repl(workdir: Path, tmp_path: Path) -> N
                           encoding="utf-8", timeout=20)
     try:
         child.expect("Ctrl-D exits")
+        child.expect("has hooks that run commands")  # they came with the repository: asked
+        child.expect(r"Run them\? \[y/N\]")
+        child.send("y\r")
         child.send("/memory\r")
         child.expect("AGENTS.md")
         child.expect(r"docs/style\.md")

@@ -103,7 +103,7 @@ def test_hooks_from_every_layer_are_loaded_with_their_layer(
     configure(workdir, {"PreToolUse": [("Bash", Hook(tmp_path, "p"))]})
     configure(workdir, {"SessionEnd": [("", Hook(tmp_path, "l"))],
                         "Notification": [("", Hook(tmp_path, "n"))]}, "settings.local.json")
-    specs, warnings = load_hooks(SettingsLayers(workdir))
+    specs, warnings, _ = load_hooks(SettingsLayers(workdir))
     assert [(s.event, s.layer) for s in specs] == [
         ("Stop", "user"), ("PreToolUse", "project"), ("SessionEnd", "local")]
     assert specs[0].timeout_s == 60.0
@@ -132,7 +132,7 @@ def test_a_bad_regex_matcher_is_a_warning_and_its_hook_never_runs(workdir: Path)
     path.parent.mkdir()
     path.write_text(json.dumps({"hooks": {"PreToolUse": [
         {"matcher": "(unclosed", "hooks": [{"type": "command", "command": "true"}]}]}}))
-    specs, warnings = load_hooks(SettingsLayers(workdir))
+    specs, warnings, _ = load_hooks(SettingsLayers(workdir))
     assert specs == [] and "not a valid regular expression" in warnings[0]
 
 

@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agent_cli.permissions.hook_trust import TRUST_KEY, ProjectHookTrust
+from agent_cli.permissions.layers import SettingsLayers
+
 HOOK_SOURCE = '''
 import json, os, sys
 args = json.loads(sys.argv[1])
@@ -61,4 +64,15 @@ def configure(workdir: Path, hooks: dict[str, list[tuple[str, Hook]]],
             out[event].append({"matcher": matcher, "hooks": [entry]})
     path = workdir / ".agent-cli" / layer
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"hooks": out, **(extra or {})}), encoding="utf-8")
+    keep = {}
+    if layer == "settings.local.json" and path.exists():  # keep a trust answer already there
+        keep = {k: v for k, v in json.loads(path.read_text()).items() if k == TRUST_KEY}
+    path.write_text(json.dumps({"hooks": out, **(extra or {}), **keep}), encoding="utf-8")
+    if layer == "settings.json":  # the project's hooks: as if the human had said yes once
+        trust_project_hooks(workdir)
+
+
+def trust_project_hooks(workdir: Path) -> None:
+    """Record the human's yes to the project layer's current hooks."""
+    layers = SettingsLayers(workdir)
+    ProjectHookTrust(layers).save(layers.load("project")["hooks"])

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..events import Notice
 from .hook_process import HookReply, run_hook_command
+from .hook_trust import ProjectHookTrust, committed
 from .layers import SettingsLayers
 from .settings import SettingsError
 
@@ -132,23 +133,58 @@ def _hook_spec(event: str, matcher: str, hook: Any, layer: str, path: Path,
     return HookSpec(event, matcher, command, float(timeout), layer, pattern)
 
 
-def load_hooks(layers: SettingsLayers) -> tuple[list[HookSpec], list[str]]:
-    """Every layer's hooks (lowest layer first) and warnings; SettingsError for bad shapes."""
+@dataclass(frozen=True)
+class HeldHooks:
+    """The project layer's hooks, held back until the human trusts them (hook_trust.py)."""
+
+    specs: list[HookSpec]
+    raw: Any  # the `hooks` value as read: what a "yes" trusts (its fingerprint)
+    path: Path
+
+
+def load_hooks(layers: SettingsLayers, trust_project: bool = False
+               ) -> tuple[list[HookSpec], list[str], HeldHooks | None]:
+    """Every layer's hooks (lowest layer first), warnings, and the project's hooks when they
+    are not trusted yet (then left out of the first list); SettingsError for bad shapes.
+    `trust_project`: run the project's hooks without asking (--trust-project-hooks)."""
     specs: list[HookSpec] = []
     warnings: list[str] = []
+    held: HeldHooks | None = None
     for layer, data in layers.loaded():
         hooks = data.get("hooks")
         if hooks is None:
             continue
         if not isinstance(hooks, dict):
             raise SettingsError(f"{layer.path}: 'hooks' must be an object of events")
+        found: list[HookSpec] = []
         for event, groups in hooks.items():
             if event not in EVENTS:
                 warnings.append(f"{layer.path}: hook event {event!r} is not supported by "
                                 f"agent-cli ({', '.join(EVENTS)}); ignored")
                 continue
-            specs += _group_specs(event, groups, layer.name, layer.path, warnings)
-    return specs, warnings
+            found += _group_specs(event, groups, layer.name, layer.path, warnings)
+        came_with_repo = layer.name == "project" or (
+            layer.name == "local" and found and committed(layer.path))
+        if (came_with_repo and found and not trust_project
+                and not ProjectHookTrust(layers).trusted(hooks)):
+            held = _hold(held, found, hooks, layer.path)
+        else:
+            specs += found
+    return specs, warnings, held
+
+
+def _hold(held: HeldHooks | None, specs: list[HookSpec], raw: Any, path: Path) -> HeldHooks:
+    if held is None:
+        return HeldHooks(specs, raw, path)
+    return HeldHooks([*held.specs, *specs], [held.raw, raw], held.path)
+
+
+def held_warning(held: HeldHooks) -> str:
+    """The line a run that did not ask shows about the held hooks."""
+    n = len(held.specs)
+    return (f"{n} hook{'s' if n != 1 else ''} in {held.path.parent.name}/{held.path.name} "
+            f"not run: this project's hooks are not trusted yet (answer the question agent-cli "
+            f"asks at start in a terminal, or pass --trust-project-hooks)")
 
 
 class HookRunner:
@@ -162,6 +198,10 @@ class HookRunner:
         self.audit = audit
         self.session_id = session_id
         self.context = context  # agent -> extra payload fields (task, mode, team, ...)
+
+    def add(self, specs: list[HookSpec]) -> None:
+        """Run these too from now on (held project hooks the human just trusted)."""
+        self.specs = [*self.specs, *specs]  # one assignment: a reader sees old or new
 
     def active(self, event: str, target: str | None = None) -> bool:
         return any(s.event == event and s.matches(target) for s in self.specs)

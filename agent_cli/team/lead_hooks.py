@@ -41,6 +41,11 @@ class LeadHooks:
             source = "resume" if resumed else "startup"
         for warning in getattr(self.rt, "hook_warnings", []):
             self._warn(f"hooks: {warning}")
+        held = getattr(self.rt, "held_hooks", None)
+        if held is not None:  # a terminal session asked before this; still held: say so
+            from ..permissions.hooks import held_warning
+
+            self._warn(f"hooks: {held_warning(held)}")
         if self.hooks is None or not self.hooks.active("SessionStart", source):
             return
         outcome = self.hooks.run("SessionStart", LEAD, {"source": source,

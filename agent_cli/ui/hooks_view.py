@@ -30,5 +30,11 @@ def hooks_report(specs: list[Any], warnings: list[str]) -> list[Any]:
 def cmd_hooks(ctx: Any, arg: str) -> None:
     hooks = getattr(ctx.runtime, "hooks", None)
     specs = list(hooks.specs) if hooks is not None else []
-    for item in hooks_report(specs, list(getattr(ctx.runtime, "hook_warnings", []))):
+    warnings = list(getattr(ctx.runtime, "hook_warnings", []))
+    held = getattr(ctx.runtime, "held_hooks", None)
+    if held is not None:
+        from ..permissions.hooks import held_warning
+
+        warnings.append(held_warning(held))
+    for item in hooks_report(specs, warnings):
         ctx.console.print(item)

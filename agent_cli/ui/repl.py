@@ -34,6 +34,7 @@ from . import startup
 from .approvals import ApprovalPrompter, approval_panel, outcome_line
 from .completer import SlashCompleter
 from .history import SafeFileHistory
+from .hook_trust_view import ask_project_hooks
 from .lead import LeadRunner
 from .printer import Printer
 from .render import EventView, UiSettings, spinner_line, stream_tail
@@ -304,6 +305,7 @@ class Repl:
         self.runtime.broker.attach_ui(self._on_request)
         self.printer.write(render_str(startup.banner(self.runtime, self.lead.model_name),
                                       self.width(), self.color))
+        ask_project_hooks(self.runtime, self._question)
         self.lead_hooks.session_start()
         stale = startup.stale_tasks(self.runtime)
         if stale:
@@ -322,6 +324,17 @@ class Repl:
         from ..team.resume import resume_pending
 
         resume_pending(self.runtime)  # -c / --resume: the session's teammates, now they can ask
+
+    def _question(self, text: Any, prompt: str) -> bool:
+        """Show `text`, ask `prompt` [y/N] on the terminal; True for yes."""
+        self.printer.write(render_str(text, self.width(), self.color))
+        self._drain()
+        try:
+            yes = PromptSession(input=self.session.input, output=self.session.output).prompt(
+                prompt)
+        except (EOFError, KeyboardInterrupt):
+            yes = ""
+        return yes.strip().lower() in ("y", "yes")
 
     def _start_mcp(self) -> None:
         """Ask once about a project's untrusted .mcp.json servers, then start in background."""
