@@ -148,6 +148,7 @@ def test_review_plan_tool_refuses_a_shutdown_request_id(workdir, cleanup):
     rec.wait_event("TurnFinished", agent="alice")
     req = rt.team.request_shutdown("alice")
     rec.status("alice", "shutdown")
+    rt.team.teammate("alice").thread.join(WAIT)  # "shutdown" is written before the thread ends
     with pytest.raises(Refused, match="shutdown request, not a plan"):
         plans.review_plan(rt, "lead", req.id, True)
     with pytest.raises(Refused, match="not running"):
