@@ -183,8 +183,8 @@ def held_warning(held: HeldHooks) -> str:
     """The line a run that did not ask shows about the held hooks."""
     n = len(held.specs)
     return (f"{n} hook{'s' if n != 1 else ''} in {held.path.parent.name}/{held.path.name} "
-            f"not run: this project's hooks are not trusted yet (answer the question agent-cli "
-            f"asks at start in a terminal, or pass --trust-project-hooks)")
+            f"not run: not trusted (a terminal session asks at start; --trust-project-hooks "
+            f"runs them unasked)")
 
 
 class HookRunner:

@@ -3,15 +3,18 @@ matcher, command, timeout and layer, then the warnings about hooks that will not
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 
 
-def hooks_report(specs: list[Any], warnings: list[str]) -> list[Any]:
+def hooks_report(specs: list[Any], warnings: list[str], held: Sequence[Any] = ()
+                 ) -> list[Any]:
+    """The table of hooks that run (then `held` ones, marked not trusted) and the warnings."""
     out: list[Any] = []
-    if not specs:
+    if not specs and not held:
         out.append(Text("No hooks configured (\"hooks\" in ~/.agent-cli/settings.json, "
                         ".agent-cli/settings.json or .agent-cli/settings.local.json).",
                         style="dim"))
@@ -22,6 +25,9 @@ def hooks_report(specs: list[Any], warnings: list[str]) -> list[Any]:
             table.add_column(col)
         for s in specs:
             table.add_row(s.event, s.matcher or "*", s.command, f"{s.timeout_s:g}s", s.layer)
+        for s in held:
+            table.add_row(s.event, s.matcher or "*", s.command, f"{s.timeout_s:g}s",
+                          f"{s.layer}: not trusted, not run", style="dim")
         out.append(table)
     out += [Text(f"warning: {w}", style="yellow") for w in warnings]
     return out
@@ -30,11 +36,7 @@ def hooks_report(specs: list[Any], warnings: list[str]) -> list[Any]:
 def cmd_hooks(ctx: Any, arg: str) -> None:
     hooks = getattr(ctx.runtime, "hooks", None)
     specs = list(hooks.specs) if hooks is not None else []
-    warnings = list(getattr(ctx.runtime, "hook_warnings", []))
     held = getattr(ctx.runtime, "held_hooks", None)
-    if held is not None:
-        from ..permissions.hooks import held_warning
-
-        warnings.append(held_warning(held))
-    for item in hooks_report(specs, warnings):
+    held_specs = list(held.specs) if held is not None else []
+    for item in hooks_report(specs, list(getattr(ctx.runtime, "hook_warnings", [])), held_specs):
         ctx.console.print(item)
