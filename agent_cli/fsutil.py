@@ -1,5 +1,5 @@
 """Small file primitives every store uses: safe opens, atomic replace, whole-line appends,
-JSON-lines reading, capped JSON parsing, UTC stamps.
+capped JSON parsing, UTC stamps (JSON-lines reading is jsonlines.py, built on these).
 
 Every state file (under `.tasks/`, `.team/`, `.agent-cli/`) is reached by walking from the
 directory above its state directory with `O_NOFOLLOW` on every component and opened with
@@ -358,11 +358,3 @@ def append_line(path: Path, line: str, *, fsync: bool = True) -> int:
         raise StorageError(f"cannot append to {path}: {exc.strerror or exc}") from exc
     finally:
         os.close(fd)
-
-
-def read_jsonl(path: Path, **options: Any) -> tuple[list[dict[str, Any]], list[Any]]:
-    """jsonlines.read_jsonl (kept here for the modules that import it from fsutil)."""
-    from .jsonlines import read_jsonl as read
-
-    return read(path, **options)
-

@@ -19,7 +19,7 @@ from agent_cli.board.eventlog import read_events
 from agent_cli.board.models import Verify
 from agent_cli.board.store import TaskBoard
 from agent_cli.errors import StorageError
-from agent_cli.fsutil import read_jsonl
+from agent_cli.jsonlines import read_jsonl
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.permissions.audit import AuditLog
 from agent_cli.team import verify as verify_mod

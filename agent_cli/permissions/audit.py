@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StorageError
-from ..fsutil import append_line, atomic_write_text, ensure_dir, read_jsonl, utc_now
+from ..fsutil import append_line, atomic_write_text, ensure_dir, utc_now
+from ..jsonlines import read_jsonl
 from ..locking import StateLock
 
 INLINE_MAX = 20_000  # characters; a longer string goes to a blob file
