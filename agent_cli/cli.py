@@ -14,9 +14,9 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from . import __version__
+from .commands.workdir import workdir_of, workdir_parent
 from .errors import AgentCliError, UserError
 
 EXIT_CODES = """exit codes:
@@ -80,19 +80,6 @@ def turn_count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: use a number above 0")
     return value
-
-
-def workdir_parent() -> argparse.ArgumentParser:
-    """-C/--workdir accepted before or after a subcommand."""
-    p = argparse.ArgumentParser(add_help=False)
-    p.add_argument(
-        "-C",
-        "--workdir",
-        default=argparse.SUPPRESS,
-        metavar="DIR",
-        help="where .tasks/ and .team/ live (default: the current directory)",
-    )
-    return p
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -179,14 +166,6 @@ def session_ref(args: argparse.Namespace) -> str:
             raise UserError("use -c or --resume ID, not both")
         return "continue"
     return resume or "new"
-
-
-def workdir_of(args: argparse.Namespace) -> Path:
-    raw = getattr(args, "workdir", None) or "."
-    path = Path(raw).expanduser()
-    if not path.is_dir():
-        raise UserError(f"workdir {raw} is not a directory")
-    return path.resolve()
 
 
 def runtime_config(args: argparse.Namespace):

@@ -79,8 +79,8 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 
 def roster_of(args: argparse.Namespace) -> Roster:
-    from ..cli import workdir_of
     from ..team.roster import Roster
+    from .workdir import workdir_of
 
     return Roster(workdir_of(args) / ".team")
 

@@ -176,9 +176,9 @@ def board_of(args: argparse.Namespace) -> TaskBoard:
 
     from ..board.leases import lease_from_env
     from ..board.store import TaskBoard
-    from ..cli import workdir_of
     from ..team.liveness import OwnerLiveness
     from ..team.roster import Roster
+    from .workdir import workdir_of
 
     workdir = workdir_of(args)
     return TaskBoard(
@@ -282,7 +282,7 @@ def cmd_claim(args: argparse.Namespace) -> int:
 
 def cmd_complete(args: argparse.Namespace) -> int:
     from ..board import dag
-    from ..cli import workdir_of
+    from .workdir import workdir_of
 
     board = board_of(args)
     task = board.get(args.id)
@@ -354,8 +354,8 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def stale_holds(board: TaskBoard, args: argparse.Namespace) -> list[str]:
     """In-progress tasks whose owner the roster shows as not running (stopped, failed, or
     on a host we cannot check): they go back to pending when their lease runs out."""
-    from ..cli import workdir_of
     from ..team.roster import Roster, this_host
+    from .workdir import workdir_of
 
     members = {m.name: m for m in Roster(workdir_of(args) / ".team").members()}
     lines = []

@@ -61,7 +61,7 @@ def add_parsers(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser
 
 
 def _team_dir(args: argparse.Namespace) -> Path:
-    from ..cli import workdir_of
+    from .workdir import workdir_of
 
     return workdir_of(args) / ".team"
 

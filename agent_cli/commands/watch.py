@@ -34,7 +34,7 @@ def _size(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..cli import workdir_of
     from ..ui.watch import run_watch
+    from .workdir import workdir_of
 
     return run_watch(workdir_of(args), args.once, args.width, args.height)

@@ -29,8 +29,8 @@ def add_parsers(acts: Any, parent: argparse.ArgumentParser) -> None:
 
 def worktrees_of(args: argparse.Namespace) -> Worktrees:
     from ..board.store import TaskBoard
-    from ..cli import workdir_of
     from ..team.worktrees import Worktrees
+    from .workdir import workdir_of
 
     workdir = workdir_of(args)
     return Worktrees(workdir, TaskBoard(workdir / ".tasks"))
