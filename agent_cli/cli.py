@@ -221,13 +221,13 @@ def compact_at_from_env(env: Mapping[str, str]) -> int | None:
 def dispatch(args: argparse.Namespace) -> int:
     if getattr(args, "handler", None) is not None:
         return args.handler(args)
-    from .runtime import Runtime
+    from .app import open_runtime
 
     if args.prompt is not None and not args.prompt.strip():
         raise UserError("-p needs a prompt: the one given is empty")
     if getattr(args, "resume", None) == "":  # --resume alone: list the sessions
         return list_sessions(args)
-    runtime = Runtime.open(workdir_of(args), runtime_config(args))
+    runtime = open_runtime(workdir_of(args), runtime_config(args))
     from .mcp.session import build_manager
 
     runtime.mcp = build_manager(runtime, list(getattr(args, "mcp_config", []) or []))

@@ -1,8 +1,9 @@
-"""The explicit context every part of a session hangs off: no globals anywhere else.
+"""The explicit shared state of a session: no globals anywhere else.
 
 Runtime owns the workdir and builds the shared pieces once: event bus, change signal, task
-board, mailbox, roster, protocol store, permission policy, approval broker, audit log, gate and
-the team of teammate threads. Components take plain paths and callbacks so they test alone.
+board, mailbox, roster, protocol store, permission policy, approval broker, audit log, gate,
+hooks and (lazily) the worktrees. It builds no Team: the composition root (app.py) attaches
+one. Components take plain paths and callbacks so they test alone.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .events import EventBus
 from .filewatch import FileWatcher
@@ -19,6 +21,9 @@ from .models.base import Model
 from .models.retry import RetryPolicy
 from .retrystatus import RetryStatus
 from .wakeup import ChangeSignal
+
+if TYPE_CHECKING:
+    from .team.manager import Team
 
 
 @dataclass
@@ -104,7 +109,7 @@ class Runtime:
                                 self.session_id, self._hook_context)
         self._models: dict[str, Model] = {}
         self._models_lock = threading.Lock()
-        self._team = None
+        self._team: Team | None = None  # attached by the composition root (app.py)
         self.mcp = None  # an McpManager when MCP servers are configured (set by the entry)
         self.session = None  # team.sessions.Session once team.resume.start_session ran
         self.resuming: list = []  # roster Members taken over, to start (team.resume)
@@ -117,12 +122,14 @@ class Runtime:
         return cls(workdir, config)
 
     @property
-    def team(self):  # -> team.manager.Team (imported lazily: it pulls in the agent engine)
+    def team(self) -> Team:
+        """The session's Team, attached by the composition root (app.open_runtime)."""
         if self._team is None:
-            from .team.manager import Team
-
-            self._team = Team(self)
+            raise RuntimeError("no team attached: open the session with app.open_runtime")
         return self._team
+
+    def attach_team(self, team: Team) -> None:
+        self._team = team
 
     @property
     def worktrees(self):  # -> team.worktrees.Worktrees: a git worktree per claimed task
@@ -199,14 +206,10 @@ class Runtime:
             self.config.check_interval_s
 
     def close(self, timeout: float = 5.0) -> list[str]:
-        """Ask every running teammate to shut down, stop MCP servers and the file
-        watcher; return who was busy.
-        The session remembers who was running: `--continue` brings them back."""
-        if self.session is not None:
-            from .team.resume import end_session
-
-            end_session(self, self._team.running() if self._team is not None else [])
-        busy = [] if self._team is None else self._team.shutdown_all(timeout)
+        """Close the team (Team.close: the session remembers who was running, then every
+        teammate is asked to shut down), stop MCP servers and the file watcher; return who
+        was busy."""
+        busy = [] if self._team is None else self._team.close(timeout)
         if self.mcp is not None:
             self.mcp.close()
         self.watcher.close()

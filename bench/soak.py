@@ -250,12 +250,13 @@ def _pick_workdir(cfg: SoakConfig) -> tuple[Path, str, bool]:
 
 
 def run_soak(cfg: SoakConfig) -> SoakReport:
-    from agent_cli.runtime import Runtime, RuntimeConfig
+    from agent_cli.app import open_runtime
+    from agent_cli.runtime import RuntimeConfig
 
     workdir, storage, cleanup = _pick_workdir(cfg)
     names = list(TEAMMATES[: cfg.teammates])
     models = {n: SoakModel(n, names, cfg.seed * 100 + i) for i, n in enumerate(names)}
-    rt = Runtime.open(workdir, RuntimeConfig(
+    rt = open_runtime(workdir, RuntimeConfig(
         model_factory=lambda agent, spec: models[agent], idle_timeout_s=0,
         check_interval_s=0.05, compact_threshold_tokens=cfg.compact_threshold_tokens))
     report = SoakReport(storage=storage)

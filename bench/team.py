@@ -28,8 +28,9 @@ import threading
 import time
 from pathlib import Path
 
+from agent_cli.app import open_runtime
 from agent_cli.models.base import Message, ModelRequest, ResponseDone, TextBlock, Usage
-from agent_cli.runtime import Runtime, RuntimeConfig
+from agent_cli.runtime import RuntimeConfig
 
 WAIT = 10.0
 
@@ -69,7 +70,7 @@ def measure(runs: int, cross_runs: int) -> dict:
     model = watch
     workdir = Path(tempfile.mkdtemp(prefix="bench-team-"))
     config = RuntimeConfig(model_factory=lambda agent, spec: model, idle_timeout_s=0)
-    rt = Runtime.open(workdir, config)
+    rt = open_runtime(workdir, config)
     rt.roster.add("bob", "sender")
     rt.team.spawn("alice", "listener")
     in_process: list[float] = []

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_cli.app import open_runtime
 from agent_cli.permissions.broker import ApprovalAnswer
 from agent_cli.runtime import Runtime, RuntimeConfig
 
@@ -45,7 +46,7 @@ def session(workdir: Path):
     runtimes: list[Runtime] = []
 
     def open_(allow=(), idle_timeout_s=0.0) -> Runtime:
-        rt = Runtime.open(workdir, RuntimeConfig(model="demo", allow=list(allow),
+        rt = open_runtime(workdir, RuntimeConfig(model="demo", allow=list(allow),
                                                  idle_timeout_s=idle_timeout_s))
         runtimes.append(rt)
         return rt

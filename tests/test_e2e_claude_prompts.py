@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from agent_cli.app import open_runtime
 from agent_cli.board.models import Verify
 from agent_cli.models.demo_teammate import SYSTEM_PLAN_RE
 from agent_cli.prompts import load_prompt
 from agent_cli.team.mailbox import MSG_TYPES
+from agent_cli.team.team_tools import lead_tools, teammate_tools
 from agent_cli.team.teammate import render_prompt
-from agent_cli.tools.team_tools import lead_tools, teammate_tools
 from agent_cli.tools.workspace import workspace_tools
 
 SNAKE = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b")
@@ -24,16 +25,23 @@ CALL = re.compile(r"\b([a-z]+(?:_[a-z]+)+)\(([^)]*)\)")
 OTHER_WORDS = {"in_progress", "request_id"}  # a task status, a tag attribute
 
 
-def tools_of(agent: str) -> dict[str, type[BaseModel]]:
-    tools = (lead_tools() if agent == "lead" else teammate_tools()) + workspace_tools()
+@pytest.fixture(scope="module")
+def team(tmp_path_factory):
+    rt = open_runtime(tmp_path_factory.mktemp("prompts"))
+    yield rt.team
+    rt.close()
+
+
+def tools_of(agent: str, team) -> dict[str, type[BaseModel]]:
+    tools = (lead_tools(team) if agent == "lead" else teammate_tools(team)) + workspace_tools()
     return {t.name: t.input_model for t in tools}
 
 
-def vocabulary() -> set[str]:
+def vocabulary(team) -> set[str]:
     """Every word a prompt may name: tools and input fields of either side, message types."""
     words = set(MSG_TYPES) | OTHER_WORDS | set(Verify.model_fields)
     for agent in ("lead", "teammate"):
-        for name, model in tools_of(agent).items():
+        for name, model in tools_of(agent, team).items():
             words |= {name, *model.model_fields}
     return words
 
@@ -45,10 +53,10 @@ def rendered(agent: str, workdir: Path) -> str:
 
 
 @pytest.mark.parametrize("agent", ["lead", "teammate"])
-def test_every_tool_and_field_a_prompt_names_exists_for_that_agent(agent):
+def test_every_tool_and_field_a_prompt_names_exists_for_that_agent(agent, team):
     text = load_prompt(agent)
-    tools = tools_of(agent)
-    unknown = set(SNAKE.findall(text)) - vocabulary()
+    tools = tools_of(agent, team)
+    unknown = set(SNAKE.findall(text)) - vocabulary(team)
     assert not unknown, f"prompts/{agent}.md names what the host does not have: {unknown}"
     for name, args in CALL.findall(text):
         assert name in tools, f"{name}(...) is not a {agent} tool"

@@ -30,6 +30,7 @@ from test_e2e_claude_support import (
     result_text,
 )
 
+from agent_cli.app import open_runtime
 from agent_cli.models.anthropic import AnthropicModel
 from agent_cli.models.retry import RetryPolicy
 from agent_cli.runtime import Runtime, RuntimeConfig
@@ -110,7 +111,7 @@ def wire_runtime(workdir: Path, stub: StubServer, **config: Any) -> Runtime:
     client = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0)
     model = AnthropicModel(STUB_MODEL, client=client)
     settings = {"idle_timeout_s": 0, "check_interval_s": 0.02, "retry": FAST_RETRY, **config}
-    return Runtime.open(workdir, RuntimeConfig(model_factory=lambda a, s: model, **settings))
+    return open_runtime(workdir, RuntimeConfig(model_factory=lambda a, s: model, **settings))
 
 
 def run_headless_json(

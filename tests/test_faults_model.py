@@ -20,9 +20,10 @@ import pytest
 from stub_server import STUB_MODEL, Fault, MidStream, Reply, StubServer, ToolUse
 from test_team_support import WAIT, Recorder, complete_claimed
 
+from agent_cli.app import open_runtime
 from agent_cli.models.anthropic import AnthropicModel
 from agent_cli.models.scripted import ScriptedModel
-from agent_cli.runtime import Runtime, RuntimeConfig
+from agent_cli.runtime import RuntimeConfig
 
 TOKEN_RE = re.compile(r'<auto-claimed-task id="(\d+)" claim_token="([0-9a-f]+)"')
 
@@ -77,7 +78,7 @@ def runtime_with(workdir, stub, others: ScriptedModel | None = None):
     def factory(agent: str, spec: str | None):
         return wire if agent == "alice" else scripted
 
-    return Runtime.open(workdir, RuntimeConfig(model_factory=factory, idle_timeout_s=0,
+    return open_runtime(workdir, RuntimeConfig(model_factory=factory, idle_timeout_s=0,
                                                check_interval_s=0.02))
 
 

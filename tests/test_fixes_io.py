@@ -23,9 +23,9 @@ from agent_cli.jsonlines import read_jsonl
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.permissions.audit import AuditLog
 from agent_cli.team import verify as verify_mod
+from agent_cli.team.board_tools import complete_task_tool
 from agent_cli.team.mailbox import Mailbox
 from agent_cli.tools.base import ToolContext
-from agent_cli.tools.board_tools import complete_task_tool
 from agent_cli.tools.shell import run_process
 
 
@@ -100,7 +100,7 @@ def test_run_verify_passes_ctx_cancel_and_keeps_stderr_out_of_stdout(workdir):
     rt = make_runtime(workdir, ScriptedModel({"*": []}), allow=["Bash"])
     task = rt.board.create("v", verify={"command": "echo 42; echo oops >&2; exit 3",
                                         "expected_stdout": "42", "expected_exit_code": 3})
-    ctx = ToolContext(agent="alice", workdir=workdir, runtime=rt)
+    ctx = ToolContext(agent="alice", workdir=workdir)
     assert verify_mod.run_verify(rt, task, ctx).passed  # stderr is not part of the comparison
     slow = rt.board.create("w", verify={"command": "sleep 60", "expected_stdout": ""})
     ctx.cancel.set()
@@ -204,9 +204,9 @@ def test_complete_task_succeeds_with_a_note_when_the_lead_cannot_be_told(workdir
     rt.mail.inbox_dir.parent.mkdir(parents=True)
     rt.mail.inbox_dir.write_text("a file where the inbox directory should be")  # sends fail
 
-    tool = complete_task_tool()
+    tool = complete_task_tool(rt.team)
     out = tool.run(tool.parse({"task_id": task.id, "claim_token": token, "result": "ok"}),
-                   ToolContext(agent="alice", workdir=workdir, runtime=rt))
+                   ToolContext(agent="alice", workdir=workdir))
     assert not out.is_error
     assert out.content.startswith(f"task #{task.id} completed")
     assert "the result message to the lead could not be sent" in out.content

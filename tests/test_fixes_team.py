@@ -16,8 +16,8 @@ from agent_cli import errors
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.team import plans
 from agent_cli.team.roster import Roster, this_host
+from agent_cli.team.team_tools import send_message_tool
 from agent_cli.tools.base import ToolContext
-from agent_cli.tools.team_tools import send_message_tool
 
 UNREADABLE = "cannot read .team/requests.json"
 
@@ -168,12 +168,12 @@ def test_send_message_reaches_a_running_teammate_the_roster_lost(workdir, cleanu
     (workdir / ".team" / "config.json").write_text("not json")
     assert rt.roster.get("bob") is None
 
-    tool = send_message_tool()
+    tool = send_message_tool(rt.team)
     out = tool.run(tool.parse({"to": "bob", "content": "hi"}),
-                   ToolContext(agent="alice", workdir=workdir, runtime=rt))
+                   ToolContext(agent="alice", workdir=workdir))
     assert not out.is_error and out.content == "sent to bob"
     missing = tool.run(tool.parse({"to": "carol", "content": "hi"}),
-                       ToolContext(agent="alice", workdir=workdir, runtime=rt))
+                       ToolContext(agent="alice", workdir=workdir))
     assert missing.is_error and "no teammate carol" in missing.content
     rt.broker.detach_ui()
 
@@ -260,9 +260,10 @@ CHILD = textwrap.dedent(
     import sys
     from pathlib import Path
     from agent_cli.models.scripted import ScriptedModel
-    from agent_cli.runtime import Runtime, RuntimeConfig
+    from agent_cli.app import open_runtime
+    from agent_cli.runtime import RuntimeConfig
     model = ScriptedModel({"*": []})
-    rt = Runtime.open(Path(sys.argv[1]), RuntimeConfig(model_factory=lambda a, s: model,
+    rt = open_runtime(Path(sys.argv[1]), RuntimeConfig(model_factory=lambda a, s: model,
                                                        idle_timeout_s=0, check_interval_s=0.02))
     rt.team.spawn("alice", "coder")
     rt.team.status.flush(10)

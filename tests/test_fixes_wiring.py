@@ -81,13 +81,13 @@ def test_user_shell_timeout_kills_background_jobs_too(workdir):
 
 
 def test_an_explicit_claim_is_refused_while_the_team_shuts_down(workdir):
+    from agent_cli.team.team_tools import teammate_tools
     from agent_cli.tools.base import ToolContext
-    from agent_cli.tools.team_tools import teammate_tools
 
     rt = make_runtime(workdir, ScriptedModel({}))
     rt.board.create("ready")
-    claim = next(t for t in teammate_tools() if t.name == "claim_task")
-    ctx = ToolContext(agent="alice", workdir=rt.workdir, runtime=rt)
+    claim = next(t for t in teammate_tools(rt.team) if t.name == "claim_task")
+    ctx = ToolContext(agent="alice", workdir=rt.workdir)
     assert rt.team.claims.close(WAIT)
     out = claim.run(claim.parse({}), ctx)
     assert out.is_error and "shutting down" in out.content

@@ -18,11 +18,12 @@ import pytest
 
 from agent_cli import cli
 from agent_cli.agent.tool_calls import ToolRunner
+from agent_cli.app import open_runtime
 from agent_cli.errors import InvalidName
 from agent_cli.models.base import ToolUseBlock
 from agent_cli.runtime import Runtime, RuntimeConfig
+from agent_cli.team.team_tools import lead_tools
 from agent_cli.tools.base import ToolContext, ToolSet
-from agent_cli.tools.team_tools import lead_tools
 from agent_cli.tools.workspace import workspace_tools
 
 BAD_NAMES = [
@@ -47,7 +48,7 @@ def tree(root: Path) -> set[str]:
 
 @pytest.mark.parametrize("name", BAD_NAMES)
 def test_a_hostile_teammate_or_inbox_name_is_refused_before_any_path(workdir, name):
-    rt = Runtime.open(workdir, RuntimeConfig(model="demo"))
+    rt = open_runtime(workdir, RuntimeConfig(model="demo"))
     before = tree(workdir.parent)
     with pytest.raises(InvalidName):
         rt.team.spawn(name, "worker")
@@ -75,9 +76,9 @@ def test_hostile_names_on_the_command_line_exit_2_in_one_line(workdir, name):
 
 
 def test_the_spawn_tool_answers_a_hostile_name_with_an_error_result(workdir):
-    rt = Runtime.open(workdir, RuntimeConfig(model="demo"))
-    runner = ToolRunner("lead", ToolSet(lead_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("lead", workdir, runtime=rt))
+    rt = open_runtime(workdir, RuntimeConfig(model="demo"))
+    runner = ToolRunner("lead", ToolSet(lead_tools(rt.team)), rt.gate, lambda e: None,
+                        lambda: ToolContext("lead", workdir))
     for name in ("../evil", "\u0430lice", "a\x00"):
         out = runner.run_one(ToolUseBlock(id="t1", name="spawn_teammate",
                                           input={"name": name, "role": "x"}))
@@ -90,9 +91,9 @@ def test_task_ids_that_are_not_numbers_are_refused(workdir):
                  ["tasks", "add", "x", "--blocked-by", "/etc"]):
         code, out = run_cli("-C", str(workdir), *argv)
         assert code == 2 and "Traceback" not in out and "invalid int value" in out
-    rt = Runtime.open(workdir, RuntimeConfig(model="demo"))
-    runner = ToolRunner("lead", ToolSet(lead_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("lead", workdir, runtime=rt))
+    rt = open_runtime(workdir, RuntimeConfig(model="demo"))
+    runner = ToolRunner("lead", ToolSet(lead_tools(rt.team)), rt.gate, lambda e: None,
+                        lambda: ToolContext("lead", workdir))
     out = runner.run_one(ToolUseBlock(id="t", name="get_task", input={"task_id": "../1"}))
     assert out.is_error and "task_id" in out.content
 
@@ -100,7 +101,7 @@ def test_task_ids_that_are_not_numbers_are_refused(workdir):
 def test_a_symlinked_task_file_is_never_followed(workdir, tmp_path):
     secret = tmp_path / "secret.json"
     secret.write_text('{"id": 5, "subject": "stolen", "created_at": "x", "updated_at": "x"}')
-    rt = Runtime.open(workdir, RuntimeConfig(model="demo"))
+    rt = open_runtime(workdir, RuntimeConfig(model="demo"))
     rt.board.create("real")
     os.symlink(secret, workdir / ".tasks" / "task_5.json")
     problems = rt.board.doctor()
@@ -120,10 +121,10 @@ def outside(tmp_path: Path) -> Path:
 
 def file_runner(workdir: Path) -> tuple[ToolRunner, Runtime]:
     """Tools in bypassPermissions: only confinement stands between a path and the disk."""
-    rt = Runtime.open(workdir, RuntimeConfig(permission_mode="bypassPermissions",
+    rt = open_runtime(workdir, RuntimeConfig(permission_mode="bypassPermissions",
                                              allow_bypass=True))
     runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("alice", workdir, runtime=rt))
+                        lambda: ToolContext("alice", workdir))
     return runner, rt
 
 

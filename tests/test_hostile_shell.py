@@ -61,7 +61,7 @@ BYPASSES = [
 def shell(workdir):
     rt = Runtime.open(workdir, RuntimeConfig(allow=ALLOW))
     runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("alice", workdir, runtime=rt))
+                        lambda: ToolContext("alice", workdir))
 
     def run(command: str):
         return runner.run_one(ToolUseBlock(id="t", name="shell", input={"command": command}))
@@ -98,7 +98,7 @@ def test_a_line_continuation_joins_words_so_echo_prints_them(shell, workdir):
 def test_a_deny_rule_wins_inside_a_compound_command_even_with_all_of_bash_allowed(workdir):
     rt = Runtime.open(workdir, RuntimeConfig(allow=["Bash"], deny=["Bash(rm *)"]))
     runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("alice", workdir, runtime=rt))
+                        lambda: ToolContext("alice", workdir))
     (workdir / "keep.txt").write_text("data")
     for command in ("echo x && rm keep.txt", "echo $(rm keep.txt)", "true; sudo rm keep.txt",
                     "bash -c 'rm keep.txt'", "env A=1 rm keep.txt", "/bin/rm keep.txt"):

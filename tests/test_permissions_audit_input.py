@@ -17,7 +17,7 @@ from agent_cli.tools.workspace import workspace_tools
 def _run(workdir, command: str, **config):
     rt = Runtime.open(workdir, RuntimeConfig(**config))
     runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("alice", workdir, runtime=rt))
+                        lambda: ToolContext("alice", workdir))
     out = runner.run_one(ToolUseBlock(id="t", name="shell", input={"command": command}))
     return rt, out
 

@@ -212,7 +212,7 @@ def planted(workdir):
 def _shell(workdir, allow):
     rt = Runtime.open(workdir, RuntimeConfig(allow=allow, deny=DENY))
     runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("alice", workdir, runtime=rt))
+                        lambda: ToolContext("alice", workdir))
 
     def run(command: str):
         return runner.run_one(ToolUseBlock(id="t", name="shell", input={"command": command}))
@@ -272,7 +272,7 @@ def test_the_controls_would_have_deleted_and_pushed_without_the_deny_rules(repo)
     """So the tables above prove something: the same commands do act when nothing denies."""
     rt = Runtime.open(repo, RuntimeConfig(allow=["Bash"]))
     runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("alice", repo, runtime=rt))
+                        lambda: ToolContext("alice", repo))
     out = runner.run_one(ToolUseBlock(id="t", name="shell",
                                       input={"command": f"timeout 5 rm {V}"}))
     assert not out.is_error and not (repo / V).exists()
@@ -323,7 +323,7 @@ def test_deny_rules_win_even_in_bypass_permissions_mode(planted, command):
     rt = Runtime.open(planted, RuntimeConfig(deny=DENY, permission_mode="bypassPermissions",
                                              allow_bypass=True))
     runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("alice", planted, runtime=rt))
+                        lambda: ToolContext("alice", planted))
     out = runner.run_one(ToolUseBlock(id="t", name="shell", input={"command": command}))
     assert out.is_error and "Denied" in out.content, out.content
     assert (planted / V).read_text() == "precious\n"

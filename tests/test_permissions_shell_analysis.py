@@ -233,7 +233,7 @@ def test_the_gate_puts_the_reason_on_the_request_the_human_sees(workdir):
 
     rt.broker.attach_ui(answer)
     runner = ToolRunner("alice", ToolSet(workspace_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("alice", workdir, runtime=rt))
+                        lambda: ToolContext("alice", workdir))
     out = runner.run_one(ToolUseBlock(id="t", name="shell",
                                       input={"command": "git $(echo push) origin"}))
     assert out.is_error and "The user denied" in out.content

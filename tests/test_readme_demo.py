@@ -211,10 +211,11 @@ def test_prompt_7_shuts_down_a_running_alice_through_the_protocol(workdir):
     run's teammates stop when its process ends): /spawn alice, then the README prompt."""
     from test_ui_repl import Harness
 
+    from agent_cli.app import open_runtime
     from agent_cli.models.demo import DemoModel
-    from agent_cli.runtime import Runtime, RuntimeConfig
+    from agent_cli.runtime import RuntimeConfig
 
-    rt = Runtime.open(workdir, RuntimeConfig(model_factory=lambda a, s: DemoModel(pace_s=0),
+    rt = open_runtime(workdir, RuntimeConfig(model_factory=lambda a, s: DemoModel(pace_s=0),
                                              idle_timeout_s=0))
     h = Harness(rt).start()
     try:
@@ -243,11 +244,12 @@ def test_prompt_6_after_prompt_5_in_one_session_goes_to_writer_with_her_plan(wor
     from test_team_support import WAIT, Recorder
     from test_ui_repl import Harness
 
+    from agent_cli.app import open_runtime
     from agent_cli.models.demo import DemoModel
-    from agent_cli.runtime import Runtime, RuntimeConfig
+    from agent_cli.runtime import RuntimeConfig
 
     (workdir / "NOTES.md").write_text("# Notes\n")
-    rt = Runtime.open(workdir, RuntimeConfig(
+    rt = open_runtime(workdir, RuntimeConfig(
         model_factory=lambda a, s: DemoModel(pace_s=0), idle_timeout_s=0,
         allow=["Bash(python main.py)", "Write(*)"]))
     rec = Recorder(rt)

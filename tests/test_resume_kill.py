@@ -42,7 +42,7 @@ import json, os, sys, tempfile, traceback
 from pathlib import Path
 from agent_cli import cli
 import agent_cli.agent.agent, agent_cli.models.demo, agent_cli.team.manager
-import agent_cli.team.resume, agent_cli.tools.team_tools, agent_cli.ui.headless
+import agent_cli.team.resume, agent_cli.team.team_tools, agent_cli.ui.headless
 from agent_cli.board.store import TaskBoard
 from agent_cli.team.mailbox import Mailbox
 from agent_cli.team.roster import Roster

@@ -161,16 +161,16 @@ def test_max_turns_stops_the_lead_and_says_so(workdir: Path) -> None:
 
 
 def test_append_system_prompt_reaches_the_lead_only(workdir: Path) -> None:
+    from agent_cli.app import open_runtime
     from agent_cli.cli import build_parser, runtime_config
     from agent_cli.models.scripted import Reply, ScriptedModel
-    from agent_cli.runtime import Runtime
 
     args = build_parser().parse_args(["-C", str(workdir), "--append-system-prompt",
                                       "Answer in French."])
     config = runtime_config(args)
     model = ScriptedModel({"lead": [Reply("ok")]})
     config.model_factory = lambda agent, spec: model
-    rt = Runtime.open(workdir, config)
+    rt = open_runtime(workdir, config)
     try:
         rt.team.make_lead().run_turn("hi")
     finally:

@@ -7,8 +7,8 @@ from test_team_support import Call, Recorder, Reply, make_runtime
 
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.team.intake import Intake
+from agent_cli.team.team_tools import lead_tools, teammate_tools
 from agent_cli.tools.base import ToolContext
-from agent_cli.tools.team_tools import lead_tools, teammate_tools
 
 
 def test_a_teammate_message_is_labelled_with_its_sender_never_the_user(workdir, cleanup):
@@ -113,16 +113,18 @@ def test_compacted_teammate_still_knows_who_it_is_and_what_it_holds(workdir, cle
     assert rt.board.get(task.id).result == "done after compaction"
 
 
-def test_each_side_gets_its_own_tools():
-    lead = {t.name for t in lead_tools()}
-    mate = {t.name for t in teammate_tools()}
+def test_each_side_gets_its_own_tools(workdir, cleanup):
+    rt = make_runtime(workdir, ScriptedModel({}))
+    cleanup(rt)
+    lead = {t.name for t in lead_tools(rt.team)}
+    mate = {t.name for t in teammate_tools(rt.team)}
     assert lead == {"create_task", "update_task", "list_tasks", "get_task", "spawn_teammate",
                     "list_teammates", "send_message", "broadcast", "request_shutdown",
                     "review_plan"}
     assert mate == {"list_tasks", "get_task", "claim_task", "complete_task", "submit_plan",
                     "send_message", "idle"}
     flags = {t.name: (t.read_only, t.permission, t.plan_exempt)
-             for t in lead_tools() + teammate_tools()}
+             for t in lead_tools(rt.team) + teammate_tools(rt.team)}
     assert flags["list_tasks"] == (True, None, False)
     assert flags["send_message"] == (False, None, True)
     assert flags["create_task"] == (False, None, False)
@@ -130,7 +132,7 @@ def test_each_side_gets_its_own_tools():
 
 def _run(rt, tools, name, raw, agent="lead"):
     tool = next(t for t in tools if t.name == name)
-    ctx = ToolContext(agent=agent, workdir=rt.workdir, runtime=rt)
+    ctx = ToolContext(agent=agent, workdir=rt.workdir)
     try:
         args = tool.parse(raw)
     except Exception as exc:  # ToolError from validation
@@ -142,7 +144,7 @@ def _run(rt, tools, name, raw, agent="lead"):
 def test_lead_tools_give_clear_errors_and_change_nothing(workdir, cleanup):
     rt = make_runtime(workdir, ScriptedModel({"alice": [Reply(text="hi"), Reply(text="ok")]}))
     cleanup(rt)
-    tools = lead_tools()
+    tools = lead_tools(rt.team)
     assert _run(rt, tools, "create_task", {"subject": "x", "blocked_by": [9]})[0]
     assert rt.board.snapshot().tasks == []
     err, text = _run(rt, tools, "create_task", {"subject": ""})

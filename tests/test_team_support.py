@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from agent_cli.app import open_runtime
 from agent_cli.events import Event
 from agent_cli.models.base import ModelRequest
 from agent_cli.models.scripted import Call, Reply, ScriptedModel
@@ -22,7 +23,7 @@ __all__ = ["Call", "Reply", "WAIT"]
 def make_runtime(workdir: Path, model: ScriptedModel, **config) -> Runtime:
     config.setdefault("idle_timeout_s", 0)
     config.setdefault("check_interval_s", 0.02)
-    return Runtime.open(workdir, RuntimeConfig(model_factory=lambda agent, spec: model, **config))
+    return open_runtime(workdir, RuntimeConfig(model_factory=lambda agent, spec: model, **config))
 
 
 class Recorder:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from test_ui_repl import WAIT, Harness
 
+from agent_cli.app import open_runtime
 from agent_cli.events import ToolFinished, ToolStarted
 from agent_cli.models.scripted import Call, Reply, ScriptedModel
-from agent_cli.runtime import Runtime, RuntimeConfig
+from agent_cli.runtime import RuntimeConfig
 
 
 def test_escape_stops_a_running_shell_tool_and_the_turn(workdir: Path) -> None:
@@ -22,7 +23,7 @@ def test_escape_stops_a_running_shell_tool_and_the_turn(workdir: Path) -> None:
     ]})
     config = RuntimeConfig(model_factory=lambda agent, spec: model, idle_timeout_s=0,
                            allow=["Bash(sleep 60)"])
-    rt = Runtime.open(workdir, config)
+    rt = open_runtime(workdir, config)
     started, finished = threading.Event(), []
 
     def watch(event: object) -> None:

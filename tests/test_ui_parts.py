@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from agent_cli.app import open_runtime
 from agent_cli.events import (
     MessageEvent,
     StatusEvent,
@@ -33,7 +34,7 @@ from agent_cli.ui.toolbar import StatusCache, count_tasks, toolbar_fragments
 
 def runtime(workdir: Path) -> Runtime:
     model = ScriptedModel({})
-    return Runtime.open(workdir, RuntimeConfig(model_factory=lambda a, s: model))
+    return open_runtime(workdir, RuntimeConfig(model_factory=lambda a, s: model))
 
 
 def completions(completer: SlashCompleter, text: str) -> list[str]:

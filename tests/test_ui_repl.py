@@ -10,6 +10,7 @@ import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from agent_cli.app import open_runtime
 from agent_cli.models.scripted import Call, Reply, ScriptedModel
 from agent_cli.runtime import Runtime, RuntimeConfig
 from agent_cli.tools.base import ToolContext
@@ -97,7 +98,7 @@ class Harness:
 def make_runtime(workdir: Path, script: dict) -> tuple[Runtime, ScriptedModel]:
     model = ScriptedModel(script)
     config = RuntimeConfig(model_factory=lambda agent, spec: model, idle_timeout_s=0)
-    return Runtime.open(workdir, config), model
+    return open_runtime(workdir, config), model
 
 
 @pytest.fixture
@@ -119,7 +120,7 @@ def ask_from_thread(rt: Runtime, agent: str, command: str) -> tuple[threading.Th
 
     def work() -> None:
         args = tool.parse({"command": command})
-        box["decision"] = rt.gate.check(tool, args, ToolContext(agent, rt.workdir, runtime=rt))
+        box["decision"] = rt.gate.check(tool, args, ToolContext(agent, rt.workdir))
 
     t = threading.Thread(target=work, daemon=True)
     t.start()

@@ -17,13 +17,14 @@ import pexpect
 from test_team_support import WAIT, FakeHuman, Recorder, Reply, complete_claimed, make_runtime
 
 from agent_cli.agent.tool_calls import ToolRunner
+from agent_cli.app import open_runtime
 from agent_cli.board import TaskBoard
 from agent_cli.models.base import ToolUseBlock
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.permissions.audit import AuditLog
-from agent_cli.runtime import Runtime, RuntimeConfig
+from agent_cli.runtime import RuntimeConfig
+from agent_cli.team.board_tools import lead_board_tools
 from agent_cli.tools.base import ToolContext, ToolSet
-from agent_cli.tools.board_tools import lead_board_tools
 
 VERIFY = "touch ran.txt && echo ok"
 SRC = str(Path(__file__).resolve().parents[1])
@@ -31,9 +32,9 @@ SRC = str(Path(__file__).resolve().parents[1])
 
 def _model_writes_a_task(workdir: Path, forged: str | None = None) -> int:
     """The lead's model calls create_task with a verify (maybe claiming set_by itself)."""
-    rt = Runtime.open(workdir, RuntimeConfig())
-    runner = ToolRunner("lead", ToolSet(lead_board_tools()), rt.gate, lambda e: None,
-                        lambda: ToolContext("lead", workdir, runtime=rt))
+    rt = open_runtime(workdir, RuntimeConfig())
+    runner = ToolRunner("lead", ToolSet(lead_board_tools(rt.team)), rt.gate, lambda e: None,
+                        lambda: ToolContext("lead", workdir))
     verify: dict = {"command": VERIFY, "expected_stdout": "ok"}
     if forged:
         verify["set_by"] = forged

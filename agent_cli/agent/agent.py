@@ -36,6 +36,7 @@ from .transcript import Transcript, load_conversation
 
 if TYPE_CHECKING:
     from ..permissions.gate import PermissionGate
+    from ..permissions.hooks import HookRunner
 
 __all__ = ["STRICT_ENV", "Agent", "AgentSettings", "PreCall", "TurnResult"]
 
@@ -82,7 +83,7 @@ class Agent:
         events: EventBus,
         transcript_dir: Path | None = None,
         settings: AgentSettings | None = None,
-        runtime: Any = None,
+        hooks: HookRunner | None = None,
         extra_identity: Callable[[], str] | None = None,
         resume: bool = False,
     ) -> None:
@@ -93,7 +94,7 @@ class Agent:
         self.gate = gate
         self.events = events
         self.settings = settings or AgentSettings()
-        self.runtime = runtime
+        self.hooks = hooks  # PreToolUse / PostToolUse around every tool call
         self.extra_identity = extra_identity
         # () -> Workspace | None: where its tools work now (a teammate's task worktree)
         self.workspace: Callable[[], Any] | None = None
@@ -326,9 +327,8 @@ class Agent:
 
     def _run_tools(self, uses: list[ToolUseBlock]) -> bool:
         """Run each call in order; all results go into ONE user message. True = end turn."""
-        hooks = getattr(self.runtime, "hooks", None)
         runner = ToolRunner(self.name, self.tools, self.gate, self._emit, self._tool_context,
-                            hooks)
+                            self.hooks)
         results, end_turn = runner.run_all(uses, self._cancel)
         self._add_user(results)
         return end_turn
@@ -339,7 +339,6 @@ class Agent:
             agent=self.name,
             workdir=ws.root if ws is not None else Path(self.identity.workdir),
             role=self.identity.role,
-            runtime=self.runtime,
             cancel=self._cancel,
             workspace=ws,
         )

@@ -13,7 +13,7 @@ A hook gets the event as JSON on stdin; exit 0 with a JSON object on stdout may 
 the reason; any other exit code is a warning and changes nothing. The matched hooks of one
 event run one after another (never under a lock); their answers are folded into one
 HookOutcome: deny beats ask beats allow, any block blocks. What each event does with the
-outcome is up to its caller (agent/tool_calls.py, tools/board_tools.py, team/verify.py,
+outcome is up to its caller (agent/tool_calls.py, team/board_tools.py, team/verify.py,
 team/idle.py, ui/hooked_turn.py).
 """
 

@@ -65,7 +65,7 @@ def build_agent(
             compact_threshold_tokens=rt.config.compact_threshold_tokens,
             retry=rt.retry_policy(),
         ),
-        runtime=rt,
+        hooks=rt.hooks,
         extra_identity=extra_identity,
         resume=resume,
     )

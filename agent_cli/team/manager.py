@@ -27,6 +27,7 @@ from .claimgate import ClaimGate
 from .framing import inbox_block
 from .renewer import LeaseRenewer
 from .status import StatusWriter
+from .team_tools import lead_tools
 from .teammate import Teammate
 
 if TYPE_CHECKING:
@@ -132,6 +133,15 @@ class Team:
     def teammate(self, name: str) -> Teammate | None:
         with self._lock:
             return self._mates.get(name)
+
+    def close(self, timeout: float) -> list[str]:
+        """End of the session: record who is still running (`--continue` brings them back),
+        then shutdown_all. Returns the names still busy at the deadline."""
+        if self.rt.session is not None:
+            from .resume import end_session
+
+            end_session(self.rt, self.running())
+        return self.shutdown_all(timeout)
 
     def shutdown_all(self, timeout: float) -> list[str]:
         """Close claims for everyone, then request shutdown of every running teammate and
@@ -254,7 +264,6 @@ class Team:
 
     def make_lead(self) -> Agent:
         """The lead Agent: prompts/lead.md, the lead's board/team tools and workspace tools."""
-        from ..tools.team_tools import lead_tools
         from .lead_usage import LeadUsage
         from .roster import this_host
 
@@ -262,7 +271,7 @@ class Team:
         where = session.dir if session is not None else None
         resume = session is not None and session.lead_transcript.exists()
         self._lead = build_agent(
-            self.rt, LEAD, "lead", "lead", lead_tools(), self.rt.gate,
+            self.rt, LEAD, "lead", "lead", lead_tools(self), self.rt.gate,
             transcript_dir=where, resume=resume,
         )
         if session is not None and not resume:

@@ -81,7 +81,7 @@ class Teammate(IdleLoop):
         self._watch_board = True
 
     def _build_agent(self, model: str | None):
-        from ..tools.team_tools import teammate_tools
+        from .team_tools import teammate_tools
 
         transcript = self.rt.team_dir / "transcripts" / f"{self.name}.jsonl"
         return build_agent(
@@ -89,7 +89,7 @@ class Teammate(IdleLoop):
             self.name,
             self.role,
             "teammate",
-            teammate_tools(),
+            teammate_tools(self.team),
             self.gate,
             model=model,
             extra_identity=self.identity_extra,

@@ -20,7 +20,6 @@ from ..errors import ToolError
 from ..models.base import ToolSpec
 
 if TYPE_CHECKING:
-    from ..runtime import Runtime
     from .workspace_root import Workspace
 
 # Rule families of Claude Code's permission syntax; None = not subject to human approval.
@@ -38,12 +37,14 @@ class ToolOutput:
 
 @dataclass
 class ToolContext:
-    """Who is calling and where. `runtime` is None for bare workspace use (tests)."""
+    """Who is calling and what it may touch: its name and role, the directory (and
+    Workspace) its file and shell tools work in, its cancel event, and why the call happens.
+    Never the runtime: a tool that acts on the board or the team gets those bound to its
+    handler when the tool set is built (team/board_tools.py, team/team_tools.py)."""
 
     agent: str
     workdir: Path
     role: str = ""
-    runtime: Runtime | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     # Why the call happens, for approval prompts ("task #3 verify"); set by the caller.
     purpose: str = ""
