@@ -12,15 +12,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ToolError
 from ..models.base import ToolSpec
-
-if TYPE_CHECKING:
-    from .workspace_root import Workspace
+from .workspace_root import Workspace
 
 # Rule families of Claude Code's permission syntax; None = not subject to human approval.
 PermissionKind = Literal["Bash", "Write", "Edit", "Mcp"]
@@ -48,8 +46,13 @@ class ToolContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     # Why the call happens, for approval prompts ("task #3 verify"); set by the caller.
     purpose: str = ""
-    # Where (tools/workspace_root.py); None = the workdir. `workdir` is its root.
+    # Where its file tools and shell work (tools/workspace_root.py); not given: the main
+    # tree, Workspace.main(workdir). `workdir` is its root (the gate's path rules use it).
     workspace: Workspace | None = None
+
+    def __post_init__(self) -> None:
+        if self.workspace is None:
+            self.workspace = Workspace.main(self.workdir)
 
 
 Handler = Callable[[Any, ToolContext], "str | ToolOutput"]

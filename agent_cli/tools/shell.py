@@ -194,7 +194,7 @@ def shell(args: ShellInput, ctx: ToolContext) -> ToolOutput:
         raise ToolError("command contains a NUL byte")
     if not args.command.strip():
         raise ToolError("command is empty")
-    output, code, stopped = run_command(args.command, ctx.workdir, args.timeout_s, ctx.cancel)
+    output, code, stopped = run_command(args.command, ctx.workspace.cwd, args.timeout_s, ctx.cancel)
     body = output.rstrip("\n") or "(no output)"
     if stopped and not stopped.startswith("background"):
         return ToolOutput(

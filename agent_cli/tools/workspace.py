@@ -57,7 +57,7 @@ class ReadFileInput(BaseModel):
 
 
 def read_file(args: ReadFileInput, ctx: ToolContext) -> str:
-    text, shown = read_text(ctx.workdir, args.path)
+    text, shown = read_text(ctx.workspace.root, args.path)
     lines = text.splitlines()
     if not lines:
         return f"({shown} is empty)"
@@ -86,15 +86,15 @@ class WriteFileInput(BaseModel):
 
 
 def write_file(args: WriteFileInput, ctx: ToolContext) -> str:
-    shown, existed = write_text(ctx.workdir, args.path, args.content)
+    shown, existed = write_text(ctx.workspace.root, args.path, args.content)
     n = len(args.content.splitlines())
     verb = "Overwrote" if existed else "Created"
     return f"{verb} {shown} ({n} lines, {len(args.content.encode('utf-8'))} bytes)"
 
 
 def preview_write(args: WriteFileInput, ctx: ToolContext) -> str:
-    check_writable(ctx.workdir, args.path)
-    old, shown = current_text(ctx.workdir, args.path)
+    check_writable(ctx.workspace.root, args.path)
+    old, shown = current_text(ctx.workspace.root, args.path)
     return _diff(old, args.content, shown)
 
 
@@ -113,7 +113,7 @@ def _edited(args: EditFileInput, ctx: ToolContext) -> tuple[str, str, str, int]:
         raise ToolError("old_string is empty; use write_file to create or replace a whole file")
     if args.old_string == args.new_string:
         raise ToolError("old_string and new_string are the same; nothing to change")
-    old, shown = read_text(ctx.workdir, args.path)
+    old, shown = read_text(ctx.workspace.root, args.path)
     count = old.count(args.old_string)
     if count == 0:
         raise ToolError(
@@ -131,7 +131,7 @@ def _edited(args: EditFileInput, ctx: ToolContext) -> tuple[str, str, str, int]:
 
 def edit_file(args: EditFileInput, ctx: ToolContext) -> str:
     shown, _old, new, count = _edited(args, ctx)
-    write_text(ctx.workdir, args.path, new)
+    write_text(ctx.workspace.root, args.path, new)
     return f"Edited {shown}: replaced {count} occurrence{'s' if count > 1 else ''}"
 
 
@@ -158,7 +158,7 @@ def _check_pattern(pattern: str) -> None:
 def glob_files(args: GlobInput, ctx: ToolContext) -> str:
     _check_pattern(args.pattern)
     try:
-        found = glob_paths(ctx.workdir, args.path, args.pattern, ctx.cancel)
+        found = glob_paths(ctx.workspace.root, args.path, args.pattern, ctx.cancel)
     except OSError as exc:
         raise ToolError(f"glob {args.pattern!r} failed: {exc.strerror or exc}") from None
     if not found:
@@ -204,7 +204,7 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
     except re.error as exc:
         raise ToolError(f"invalid regex {args.pattern!r}: {exc}") from None
     hits: list[str] = []
-    files = grep_files(ctx.workdir, args.path, args.glob, ctx.cancel)
+    files = grep_files(ctx.workspace.root, args.path, args.glob, ctx.cancel)
     try:
         for rel, fd in files:
             _grep_one(fd, regex, rel, hits, GREP_CAP)

@@ -2,8 +2,8 @@
 
 `root` is the confinement root every path is resolved against (the workdir, or the worktree
 of the task a teammate holds), `cwd` where its shell starts, `label` how approvals say where
-("in task #3's worktree"; "" for the main tree). Tools read `ctx.workdir`, which the agent
-sets to `root`; the Workspace rides along as `ctx.workspace` for whoever needs more.
+("in task #3's worktree"; "" for the main tree). Every ToolContext carries one
+(`ctx.workspace`): the file tools work under its root, the shell starts in its cwd.
 """
 
 from __future__ import annotations
