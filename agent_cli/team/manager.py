@@ -3,7 +3,9 @@
 Team owns the in-process map of teammates (name -> Teammate), spawning and restarting them,
 the shutdown protocol's request side, the plan gate it installs on the runtime's permission
 gate, the headless "is the team quiet" wait, and the `<inbox>` block that opens the lead's
-next turn. Teammate state on disk lives in the roster, mailbox and protocol store.
+next turn. Teammate state on disk lives in the roster, mailbox and protocol store. The
+composition root (app.open_runtime) builds it on a Runtime; the lead's and teammates' board
+and team tools are bound to it (board_tools.py, team_tools.py).
 
 Closing the team (`shutdown_all`) first closes automatic claims for everyone, and only then
 sends the shutdown requests: a task one teammate releases on its way out is never picked up
