@@ -12,6 +12,7 @@ then `on_event` with each of them, so no board action can forget its notificatio
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -52,6 +53,7 @@ class Section:
         self._on_event = on_event
         self._outbox: list[TaskEvent] = []  # this section's writes, sent after the lock
         self._expired: list[Expiry] = []  # taken back by this instance, see take_expired()
+        self._held = threading.local()  # .events: this thread's notices held back, or None
 
     @contextmanager
     def locked(self, *, create: bool = False) -> Iterator[bool]:
@@ -117,8 +119,25 @@ class Section:
 
     def notice(self, event: TaskEvent) -> None:
         """Send a notification that is not a change (nothing written, nothing logged)."""
-        if self._on_event is not None:
+        held = getattr(self._held, "events", None)
+        if held is not None:
+            held.append(event)
+        elif self._on_event is not None:
             self._on_event(event)
+
+    @contextmanager
+    def notices_held(self) -> Iterator[None]:
+        """This thread's notifications wait until the block ends (on_change does not)."""
+        if getattr(self._held, "events", None) is not None:
+            yield  # already held by an outer block
+            return
+        self._held.events = []
+        try:
+            yield
+        finally:
+            held, self._held.events = self._held.events, None
+            for event in held:
+                self.notice(event)
 
     def _announce(self, sent: list[TaskEvent]) -> None:
         if self._on_change is not None:

@@ -11,6 +11,7 @@ lease_expired), so a caller never builds them. Holder changes live in claims.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -239,6 +240,11 @@ class TaskBoard:
             TaskEvent(agent=agent, action="verify_failed", task_id=task.id,
                       subject=task.subject, detail=detail)
         )
+
+    def notices_held(self) -> AbstractContextManager[None]:
+        """Hold this thread's notifications (on_event) until the block ends: a landing
+        announces its completion once its worktree is gone."""
+        return self._section.notices_held()
 
     # ----- leases (rules in leases.py) -----
     def take_expired(self) -> list[Expiry]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import AgentCliError
-from ..events import MessageEvent, Notice, TaskEvent
+from ..events import MessageEvent, Notice
 from ..names import LEAD
 from .mailbox import PROTOCOL_TYPES
 from .protocol import short_id
@@ -35,17 +35,7 @@ class Endings(Tracking):
         held = self._held()
         if held is None:
             return None
-        task = self.rt.board.release(held.id, self.name, reason=reason)
-        self.rt.events.emit(
-            TaskEvent(
-                agent=self.name,
-                action="released",
-                task_id=held.id,
-                subject=held.subject,
-                detail=reason,
-            )
-        )
-        return task
+        return self.rt.board.release(held.id, self.name, reason=reason)
 
     def _shut_down(self, msg: MailMessage) -> None:
         released = self._release_held("shutdown")

@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, StorageError
-from ..events import MessageEvent, TaskEvent
+from ..events import MessageEvent
 from ..names import LEAD
 from . import plans, task_plans
 from .claimgate import CLOSING
@@ -104,7 +104,7 @@ class IdleLoop(ProtocolInbox):
                 self._set_status("idle", None, CLOSING)
                 return None
             try:
-                res = self.rt.board.claim_next(self.name, role=self.role)
+                res = self.rt.board.claim_next(self.name, role=self.role, detail="auto-claimed")
             except StorageError as exc:  # a full or read-only disk: wait for a board change
                 self._set_status("idle", None, f"cannot claim: {exc}")
                 return None
@@ -112,15 +112,6 @@ class IdleLoop(ProtocolInbox):
             self._set_status("idle", None, res.reason)
             return None
         task = res.task
-        self.rt.events.emit(
-            TaskEvent(
-                agent=self.name,
-                action="claimed",
-                task_id=task.id,
-                subject=task.subject,
-                detail="auto-claimed",
-            )
-        )
         self._set_status("working", task.id, "")
         return auto_claim_block(task) + self.rt.worktrees.prepare(task, self.name)
 

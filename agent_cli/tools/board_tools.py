@@ -2,7 +2,7 @@
 
 The owner in claim/complete is always the calling agent's own name (ctx.agent), whatever the
 input says. Refusals (not claimable, wrong owner or token, failed verify) are is_error tool
-results, never exceptions that kill an agent. Every change is announced as a TaskEvent.
+results, never exceptions that kill an agent. The board announces every change itself.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..board import routing
 from ..board.models import Verify
 from ..errors import AgentCliError, CorruptFile, ToolError, UserError
-from ..events import MessageEvent, TaskEvent
+from ..events import MessageEvent
 from ..team.assignments import check_pairing
 from .base import Tool, ToolContext, ToolOutput
 
@@ -149,9 +149,6 @@ def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
         role=args.role,
         require_plan=args.require_plan,
     )
-    rt.events.emit(
-        TaskEvent(agent=ctx.agent, action="created", task_id=task.id, subject=task.subject)
-    )
     return f"created task #{task.id}: {task_line(task)}"
 
 
@@ -170,9 +167,6 @@ def _update(args: UpdateTaskInput, ctx: ToolContext) -> str:
         assignee=args.assignee,
         role=args.role,
         require_plan=args.require_plan,
-    )
-    rt.events.emit(
-        TaskEvent(agent=ctx.agent, action="updated", task_id=task.id, subject=task.subject)
     )
     return f"updated: {task_line(task)}"
 
@@ -210,9 +204,6 @@ def _claim(args: ClaimTaskInput, ctx: ToolContext) -> str:
             task = res.task
         else:
             task = rt.board.claim(args.task_id, ctx.agent, role=role)
-    rt.events.emit(
-        TaskEvent(agent=ctx.agent, action="claimed", task_id=task.id, subject=task.subject)
-    )
     where = rt.worktrees.prepare(task, ctx.agent)  # its worktree ("" outside git)
     _touch_teammate(rt, ctx.agent)
     note = "\nIt requires a plan: submit_plan before changing anything." * task.require_plan
