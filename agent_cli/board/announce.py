@@ -15,7 +15,7 @@ from .models import Task
 DETAIL_OF = {"completed": "result", "released": "reason", "lease_expired": "reason"}
 
 
-def announcement(record: dict[str, Any], task: Task, detail: str = "") -> TaskEvent:
+def announcement(record: dict[str, Any], task: Task | None, detail: str = "") -> TaskEvent:
     """The TaskEvent for `record` (written for `task`); `detail` replaces the record's own."""
     action = record["action"]
     if not detail and action in DETAIL_OF:
@@ -24,6 +24,6 @@ def announcement(record: dict[str, Any], task: Task, detail: str = "") -> TaskEv
         agent=record["actor"],
         action=action,
         task_id=record["task_id"],
-        subject=task.subject,
+        subject=task.subject if task is not None else "",
         detail=detail,
     )

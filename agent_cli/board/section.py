@@ -115,7 +115,7 @@ class Section:
             raise
         self.cache.seen(journal)
         by_id = {t.id: t for t in tasks}
-        self._outbox.extend(announcement(r, by_id[r["task_id"]], detail) for r in events)
+        self._outbox.extend(announcement(r, by_id.get(r["task_id"]), detail) for r in events)
 
     def notice(self, event: TaskEvent) -> None:
         """Send a notification that is not a change (nothing written, nothing logged)."""
