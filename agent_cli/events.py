@@ -78,7 +78,8 @@ class Compacted(Event):
 
 @dataclass(frozen=True)
 class TaskEvent(Event):
-    """A board change made by an agent: created, claimed, completed, released, verify_failed."""
+    """A board change (created, updated, claimed, completed, released, lease_expired) or a
+    refused completion (verify_failed); the board builds and sends it (board/announce.py)."""
 
     action: str
     task_id: int

@@ -84,6 +84,7 @@ class Runtime:
         self.board = TaskBoard(
             self.tasks_dir,
             on_change=self.changes.notify,
+            on_event=self.events.emit,
             lease_s=self.config.lease_s,
             owner_gone=OwnerLiveness(self.roster),
         )

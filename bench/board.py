@@ -122,7 +122,7 @@ def expiry_scan(root: Path, n: int) -> dict[str, float]:
     for i in range(1, n // 10 + 1):
         board.claim(i, f"w{i}", lease_s=60 if i <= 10 else 600)
     clock["t"] += 120  # ten leases ran out, nobody has looked yet
-    cache = board._cache
+    cache = board._section.cache
     leases = board.leases
 
     def scan() -> int:

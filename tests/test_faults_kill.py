@@ -192,7 +192,7 @@ def test_sigkill_at_random_points_loses_nothing_and_doubles_nothing(workdir):
 KILL_BEFORE_EVENT = """
 import os, signal, sys
 from pathlib import Path
-from agent_cli.board import store
+from agent_cli.board import section as store
 from agent_cli.board.store import TaskBoard
 
 board = TaskBoard(Path(sys.argv[1]) / ".tasks")

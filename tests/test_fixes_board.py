@@ -11,14 +11,14 @@ from collections import Counter
 
 import pytest
 
-from agent_cli.board import store as store_mod
+from agent_cli.board import section as store_mod
 from agent_cli.board.store import TaskBoard
 from agent_cli.errors import StorageError
 
 KILL_AFTER_APPEND = """
 import os, signal, sys
 from pathlib import Path
-from agent_cli.board import store
+from agent_cli.board import section as store
 from agent_cli.board.store import TaskBoard
 
 board = TaskBoard(Path(sys.argv[1]) / ".tasks")

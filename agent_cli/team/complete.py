@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import Refused
-from ..events import TaskEvent
 from ..tools.base import ToolContext
 from .verify import VerifyFailed, ask_verify, complete_verified
 
@@ -31,13 +30,11 @@ def complete_task(
     if task.verify is not None:  # ask before queueing: no approval waits under the lock
         refused = ask_verify(runtime, task, ctx, gate)
         if refused is not None:
-            runtime.events.emit(TaskEvent(agent=owner, action="verify_failed", task_id=task_id,
-                                          subject=task.subject, detail=refused.detail))
+            runtime.board.verify_failed(task, owner, refused.detail)
             raise VerifyFailed(f"task #{task_id} not completed: {refused.detail}. It stays "
                                "in_progress with you.", refused.detail)
-    landed = wt.landing.land(task, owner, claim_token, result, ctx.cancel)
-    runtime.events.emit(TaskEvent(agent=owner, action="completed", task_id=task_id,
-                                  subject=task.subject, detail=result[:200]))
+    with runtime.board.notices_held():  # "completed" once the worktree is gone
+        landed = wt.landing.land(task, owner, claim_token, result, ctx.cancel)
     text = f"task #{task_id} completed"
     if task.verify is not None:
         text += " (verify passed on the merged state)"

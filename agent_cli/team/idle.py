@@ -15,66 +15,109 @@ board again).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, StorageError
-from ..events import MessageEvent, TaskEvent
+from ..events import MessageEvent
 from ..names import LEAD
-from . import plans, task_plans
 from .claimgate import CLOSING
 from .framing import auto_claim_block, format_message, resumed_task_block
-from .idle_hook import idle_hook_work
-from .protocol_inbox import ProtocolInbox
 
 if TYPE_CHECKING:
     from ..board.models import Task
+    from ..board.store import TaskBoard
+    from ..events import EventBus
+    from ..wakeup import ChangeSignal
+    from .claimgate import ClaimGate
+    from .endings import Endings
+    from .intake import Intake
+    from .mailbox import Mailbox
+    from .protocol import ProtocolStore
+    from .protocol_inbox import ProtocolInbox
+    from .teammate_state import TeammateState
+    from .tracking import Tracking
 
 
-class IdleLoop(ProtocolInbox):
-    """The idle layer of a Teammate (see the module docstring)."""
+class IdleLoop:
+    """One teammate's idle check (see the module docstring)."""
 
-    _idle_stamps: tuple | None  # (board, inbox, watching board) while waiting, else None
-    _watch_board: bool  # False once the idle_notification went out
-    _resume_held: bool  # the first idle check has not looked for a held task yet
-    idle_hook_streak: int = 0  # turns in a row that a TeammateIdle hook asked for
+    def __init__(
+        self,
+        state: TeammateState,
+        *,
+        tracking: Tracking,
+        inbox: ProtocolInbox,
+        endings: Endings,
+        intake: Intake,
+        board: TaskBoard,
+        mail: Mailbox,
+        events: EventBus,
+        protocols: ProtocolStore,
+        changes: ChangeSignal,
+        claims: ClaimGate,
+        idle_timeout_s: float,
+        recheck: Callable[[], float],
+        prepare: Callable[[Task, str], str],
+        idle_hook: Callable[[], list[str] | None],
+        on_state: Callable[[], None],
+    ) -> None:
+        self.state = state
+        self.name = state.name
+        self._tracking = tracking
+        self._inbox = inbox
+        self._endings = endings
+        self._intake = intake
+        self._board = board
+        self._mail = mail
+        self._events = events
+        self._protocols = protocols
+        self._changes = changes
+        self._claims = claims
+        self._idle_timeout_s = idle_timeout_s
+        self._recheck = recheck  # how long a wait may sleep before re-checking the stamps
+        self._prepare = prepare  # a claimed task's worktree: the text that tells the model
+        self._idle_hook = idle_hook  # the TeammateIdle hook's work, or None
+        self._on_state = on_state  # Team.state_changed: wakes wait_quiet
 
-    def is_quiet(self) -> bool:
+    def quiet(self) -> bool:
         """Waiting idle, and nothing it watches has changed since its last empty scan."""
-        stamps = self._idle_stamps
-        if stamps is None or not self.alive():
-            return not self.alive()
-        board, inbox, watching = stamps
-        if self.rt.mail.stamp(self.name) != inbox:
+        stamps = self.state.idle_stamps
+        if stamps is None:
             return False
-        return not watching or self.rt.board.stamp() == board
+        board, inbox, watching = stamps
+        if self._mail.stamp(self.name) != inbox:
+            return False
+        return not watching or self._board.stamp() == board
 
-    def _next_work(self) -> list[str] | None:
+    def next_work(self) -> list[str] | None:
         """Steps (1)-(4) until there is work; None when a shutdown was accepted."""
-        timeout = self.rt.config.idle_timeout_s
+        s = self.state
+        timeout = self._idle_timeout_s
         idle_deadline = time.monotonic() + timeout if timeout > 0 else None
-        self._watch_board = True
+        s.watch_board = True
         idle_hook = True  # TeammateIdle runs once per idle period, before the first wait
         while True:
-            gen = self.rt.changes.generation
-            stamps = (self.rt.board.stamp(), self.rt.mail.stamp(self.name))
-            if self._sort_inbox():
-                self._shut_down(self._shutdown_msg)
+            gen = self._changes.generation
+            stamps = (self._board.stamp(), self._mail.stamp(self.name))
+            if self._inbox.sort():
+                self._endings.shut_down(s.shutdown_msg)
                 return None
-            self._note_plan_expiry()
+            self._inbox.note_plan_expiry()
             self._resume_interrupted()
-            if self._injections or self.intake.has_held():
-                work = self._injections + [format_message(m) for m in self.intake.take_held()]
-                self._injections = []
-                self.idle_hook_streak = 0
+            if s.injections or self._intake.has_held():
+                work = s.injections + [format_message(m) for m in self._intake.take_held()]
+                s.injections = []
+                s.idle_hook_streak = 0
                 return work
-            if self._watch_board:
+            if s.watch_board:
                 block = self._try_claim()
                 if block is not None:
-                    self.idle_hook_streak = 0
+                    s.idle_hook_streak = 0
                     return [block]
             if idle_hook:
                 idle_hook = False
-                forced = idle_hook_work(self)
+                forced = self._idle_hook()
                 if forced is not None:
                     return forced
             idle_deadline = self._wait(gen, stamps, idle_deadline)
@@ -82,110 +125,76 @@ class IdleLoop(ProtocolInbox):
     def _resume_interrupted(self) -> None:
         """Once, at the first idle check: a task this teammate still holds (a restart, a
         resumed session) becomes one turn that says it was interrupted, with task and token."""
-        if not self._resume_held:
+        if not self.state.resume_held:
             return
-        self._resume_held = False
+        self.state.resume_held = False
         try:
-            held = self._held()
+            held = self._tracking.held()
         except (StorageError, CorruptFile):
             return
-        if held is not None and self._hold_reason(None) is None:
-            self._injections.append(resumed_task_block(held))
+        if held is not None and self._tracking.hold_reason(None) is None:
+            self.state.injections.append(resumed_task_block(held))
 
     def _try_claim(self) -> str | None:
         """Step (3): claim the next ready task, or record why there is none."""
-        held = self._held()
-        hold = self._hold_reason(held)
+        set_status = self._tracking.set_status
+        held = self._tracking.held()
+        hold = self._tracking.hold_reason(held)
         if hold is not None:
-            self._set_status(hold[0], held.id if held else None, hold[1])
+            set_status(hold[0], held.id if held else None, hold[1])
             return None
-        with self.team.claims.attempt() as allowed:
+        with self._claims.attempt() as allowed:
             if not allowed:  # the team is closing: a released task stays released
-                self._set_status("idle", None, CLOSING)
+                set_status("idle", None, CLOSING)
                 return None
             try:
-                res = self.rt.board.claim_next(self.name, role=self.role)
+                res = self._board.claim_next(self.name, role=self.state.role,
+                                             detail="auto-claimed")
             except StorageError as exc:  # a full or read-only disk: wait for a board change
-                self._set_status("idle", None, f"cannot claim: {exc}")
+                set_status("idle", None, f"cannot claim: {exc}")
                 return None
         if res.task is None:
-            self._set_status("idle", None, res.reason)
+            set_status("idle", None, res.reason)
             return None
         task = res.task
-        self.rt.events.emit(
-            TaskEvent(
-                agent=self.name,
-                action="claimed",
-                task_id=task.id,
-                subject=task.subject,
-                detail="auto-claimed",
-            )
-        )
-        self._set_status("working", task.id, "")
-        return auto_claim_block(task) + self.rt.worktrees.prepare(task, self.name)
-
-    def _hold_reason(self, held: Task | None) -> tuple[str, str] | None:
-        """(status, idle reason) when step (3) must not claim now; None when it may."""
-        try:
-            latest, lost = self.plan_memory.state(self.rt.protocols, self.name)
-        except CorruptFile as exc:  # fail closed: no claim while the plan state is unknown
-            return "idle", plans.unreadable(exc)
-        if not self.require_plan and task_plans.stale(latest, held):
-            latest, lost = None, False  # a plan for a task it no longer holds decides nothing
-        if lost and latest.status != "approved":
-            return "idle", "plan request lost: submit_plan again"
-        if latest is not None and self.rt.protocols.has_expired(latest):
-            return "idle", plans.EXPIRED_REASON
-        if latest is not None and latest.status == "pending":
-            return "waiting_plan", "waiting for plan approval"
-        if latest is not None and latest.status == "rejected":
-            return "idle", "plan rejected: waiting for a message"
-        if held is not None:
-            why = (
-                self.stalls.hold_reason(held)
-                or self._denial
-                or self.stalls.blocker
-                or self.stalls.plan_refusal
-                or "waiting for a message (the task is not completed)"
-            )
-            return "idle", f"holds #{held.id}: {why}"
-        return None
+        set_status("working", task.id, "")
+        return auto_claim_block(task) + self._prepare(task, self.name)
 
     def _wait(self, gen: int, stamps: tuple, idle_deadline: float | None) -> float | None:
         """Step (4): block until the inbox (or, while watched, the board) changes."""
         board0, inbox0 = stamps
-        self._idle_stamps = (board0, inbox0, self._watch_board)
-        self.team.state_changed()
+        self.state.idle_stamps = (board0, inbox0, self.state.watch_board)
+        self._on_state()
         try:
             while True:
-                wait_s = self.rt.recheck_interval()
+                wait_s = self._recheck()
                 if idle_deadline is not None:
                     left = idle_deadline - time.monotonic()
                     if left <= 0:
                         self._notify_idle()
                         idle_deadline = None
-                        self._idle_stamps = (board0, inbox0, self._watch_board)
-                        self.team.state_changed()
+                        self.state.idle_stamps = (board0, inbox0, self.state.watch_board)
+                        self._on_state()
                     else:
                         wait_s = min(wait_s, left)
-                self.rt.changes.wait(gen, wait_s)
-                gen = self.rt.changes.generation
-                if self.rt.mail.stamp(self.name) != inbox0:
-                    self._watch_board = True
+                self._changes.wait(gen, wait_s)
+                gen = self._changes.generation
+                if self._mail.stamp(self.name) != inbox0:
+                    self.state.watch_board = True
                     return idle_deadline
-                if self._watch_board and self.rt.board.stamp() != board0:
+                if self.state.watch_board and self._board.stamp() != board0:
                     return idle_deadline
-                if self.plan_memory.expiry_due(self.rt.protocols):
+                if self.state.plan_memory.expiry_due(self._protocols):
                     return idle_deadline  # tell it to submit its plan again
         finally:
-            self._idle_stamps = None
+            self.state.idle_stamps = None
 
     def _notify_idle(self) -> None:
         """One idle_notification per idle period; then only a message wakes the teammate."""
-        self._watch_board = False
-        reason = self._status[2] if self._status else ""
+        self.state.watch_board = False
+        reason = self.state.idle_reason
         content = f"{self.name} is idle: {reason}" if reason else f"{self.name} is idle"
-        self.rt.mail.send(self.name, LEAD, content, type="idle_notification")
-        self.rt.events.emit(
+        self._mail.send(self.name, LEAD, content, type="idle_notification")
+        self._events.emit(
             MessageEvent(agent=self.name, to=LEAD, msg_type="idle_notification", preview=content)
         )

@@ -5,33 +5,38 @@ that always blocks cannot keep a teammate calling its model forever. Never under
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 
 from ..events import Notice
 from .framing import labelled
+
+if TYPE_CHECKING:
+    from ..events import EventBus
+    from .teammate_state import TeammateState
 
 MAX_STREAK = 3
 SENDER = "TeammateIdle hook"
 
 
-def idle_hook_work(mate: Any) -> list[str] | None:
+def idle_hook_work(
+    hooks: Any, state: TeammateState, events: EventBus, team_name: str, cancel: threading.Event
+) -> list[str] | None:
     """The message a TeammateIdle hook gives the teammate, or None to go idle."""
-    hooks = getattr(mate.rt, "hooks", None)
     if hooks is None or not hooks.active("TeammateIdle"):
         return None
-    if mate.idle_hook_streak >= MAX_STREAK:
-        if mate.idle_hook_streak == MAX_STREAK:
-            mate.idle_hook_streak += 1
-            mate.rt.events.emit(Notice(mate.name, f"TeammateIdle hook kept {mate.name} working "
-                                       f"{MAX_STREAK} times in a row; letting it idle",
-                                       level="warning"))
+    name = state.name
+    if state.idle_hook_streak >= MAX_STREAK:
+        if state.idle_hook_streak == MAX_STREAK:
+            state.idle_hook_streak += 1
+            events.emit(Notice(name, f"TeammateIdle hook kept {name} working "
+                               f"{MAX_STREAK} times in a row; letting it idle", level="warning"))
         return None
-    reason = mate._status[2] if mate._status else ""
-    outcome = hooks.run("TeammateIdle", mate.name, {
-        "teammate_name": mate.name, "team_name": mate.rt.roster.team_name, "idle_reason": reason,
-    }, cancel=mate.agent.cancel_event)
+    outcome = hooks.run("TeammateIdle", name, {
+        "teammate_name": name, "team_name": team_name, "idle_reason": state.idle_reason,
+    }, cancel=cancel)
     if not outcome.blocked:
         return None
-    mate.idle_hook_streak += 1
+    state.idle_hook_streak += 1
     text = outcome.why() or "keep working"
     return [labelled(SENDER, "message", text)]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Refused, StorageError, ToolError
-from ..events import MessageEvent, TaskEvent
+from ..events import MessageEvent
 from ..fsutil import atomic_write_json
 from ..gitrepo import GitError
 from ..locking import StateLock
@@ -185,10 +185,7 @@ class Landing:
         outcome = check_verify(task.verify, self.wt.root(task.id), cancel)
         if outcome.passed:
             return
-        if self.events is not None:
-            self.events.emit(TaskEvent(agent=self._owner(task), action="verify_failed",
-                                       task_id=task.id, subject=task.subject,
-                                       detail=outcome.detail))
+        self.wt.board.verify_failed(task, self._owner(task), outcome.detail)
         raise self._refuse(
             task.id, f"verify failed on the merged state: {outcome.detail}",
             f"task #{task.id} not completed: {outcome.detail} (verify ran in your worktree with "
@@ -283,8 +280,6 @@ class Landing:
         except (OSError, StorageError):
             return
         if self.events is not None:
-            self.events.emit(TaskEvent(agent=owner, action="completed", task_id=tid,
-                                       subject=job.get("subject", ""), detail=job["result"][:200]))
             self.events.emit(MessageEvent(agent=owner, to=LEAD, msg_type="result",
                                           preview=content[:120]))
 

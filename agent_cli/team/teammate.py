@@ -1,14 +1,13 @@
 """One teammate: a thread that finds its own work, runs it, and follows the team protocols.
 
-Lifecycle: WORK -> IDLE -> WORK ... -> SHUTDOWN (or FAILED). This module owns the thread and
-a turn of work: its content comes from the idle check (idle.py), the pre-call hook takes in
-protocol messages before every model call (protocol_inbox.py), and after the turn the
-teammate shuts down on an accepted request, fails on a model error, reports a task it
-holds but could not finish because of a denial or a failed verify (endings.py), or reminds
-itself of a held task it left unfinished and unreported, then tells the lead (stall.py).
-Status, tokens and denials are tracked in tracking.py. The layers stack as Tracking <-
-Endings <- ProtocolInbox <- IdleLoop <- Teammate; Teammate.__init__ sets up the state they
-share.
+Lifecycle: WORK -> IDLE -> WORK ... -> SHUTDOWN (or FAILED). Teammate owns the thread and a
+turn of work, and wires its collaborators around one TeammateState (teammate_state.py), each
+given only what it uses: the idle check finds the next work (idle.py), the protocol inbox
+takes in protocol messages before every model call (protocol_inbox.py), the endings shut it
+down on an accepted request, fail it on a model error, and report a task it holds but could
+not finish (endings.py), tracking keeps its status and denials (tracking.py), and the stall
+guard reminds it of a held task it left unfinished and unreported, then tells the lead
+(stall.py).
 """
 
 from __future__ import annotations
@@ -20,28 +19,32 @@ from typing import TYPE_CHECKING
 from ..errors import CorruptFile, UserError
 from ..fsutil import utc_now
 from ..names import LEAD
-from . import plans
 from .agents import build_agent, render_prompt
+from .endings import Endings
 from .framing import labelled
 from .idle import IdleLoop
+from .idle_hook import idle_hook_work
 from .intake import Intake
+from .protocol_inbox import ProtocolInbox
 from .roster import this_host, thread_name
-from .stall import StallGuard
-from .tracking import TrackingGate
+from .teammate_state import TeammateState
+from .tracking import Tracking, TrackingGate
 
 if TYPE_CHECKING:
     from ..agent.agent import PreCall
+    from ..board.models import Task
     from ..runtime import Runtime
-    from .mailbox import MailMessage
+    from . import plans
     from .manager import Team
+    from .stall import StallGuard
 
 __all__ = ["STOP_SHUTDOWN", "Teammate", "render_prompt"]
 
 STOP_SHUTDOWN = "shutdown requested"
 
 
-class Teammate(IdleLoop):
-    """A teammate thread and its state. Built and started by Team.spawn."""
+class Teammate:
+    """A teammate thread and its collaborators. Built and started by Team.spawn."""
 
     def __init__(
         self,
@@ -55,30 +58,29 @@ class Teammate(IdleLoop):
     ) -> None:
         self.rt = runtime
         self.team = team
-        self._born_at = utc_now()  # a shutdown accepted before this is an earlier run's
-        self.name = name
-        self.role = role
-        self.require_plan = require_plan
-        self.plan_memory = plans.PlanMemory()  # its plan, should the store lose it
+        self.state = TeammateState(name, role, require_plan, born_at=utc_now())
+        if prompt:
+            self.state.injections.append(labelled(LEAD, "message", prompt))
         team.status.register(name, role, model, require_plan)
-        self.gate = TrackingGate(runtime.gate, self)
+        self.tracking = Tracking(
+            self.state, runtime.board, runtime.protocols, runtime.events, team.status,
+            team.state_changed,
+        )
+        self.gate = TrackingGate(runtime.gate, self.tracking)
         self.intake = Intake(runtime.mail, name)
         self.agent = self._build_agent(model)
         self.intake.durable = self.agent.delivered  # ids in its transcript: never again
-        self._resume_held = True  # the first idle check resumes a task it still holds
         self.agent.workspace = lambda: runtime.worktrees.workspace_for(name)  # its task's worktree
+        self.endings = Endings(
+            self.state, self.tracking, self.intake, runtime.board, runtime.mail,
+            runtime.protocols, runtime.events,
+        )
+        self.inbox = ProtocolInbox(
+            self.state, self.tracking, self.endings, self.intake, runtime.protocols
+        )
+        self.idle = self._build_idle_loop()
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._main, name=thread_name(name), daemon=True)
-        self._injections: list[str] = []
-        if prompt:
-            self._injections.append(labelled(LEAD, "message", prompt))
-        self._shutdown_msg: MailMessage | None = None
-        self._denial: str | None = None
-        self._reported = False  # the lead was told about the denial during this turn
-        self.stalls = StallGuard(name)  # reminders for a held task left unfinished (stall.py)
-        self._status: tuple | None = None
-        self._idle_stamps: tuple | None = None  # (board, inbox, watching board) while waiting
-        self._watch_board = True
 
     def _build_agent(self, model: str | None):
         from .team_tools import teammate_tools
@@ -96,10 +98,75 @@ class Teammate(IdleLoop):
             resume=transcript.exists(),
         )
 
+    def _build_idle_loop(self) -> IdleLoop:
+        rt, state = self.rt, self.state
+        hooks, cancel = getattr(rt, "hooks", None), self.agent.cancel_event
+        team_name = rt.roster.team_name
+        return IdleLoop(
+            state,
+            tracking=self.tracking,
+            inbox=self.inbox,
+            endings=self.endings,
+            intake=self.intake,
+            board=rt.board,
+            mail=rt.mail,
+            events=rt.events,
+            protocols=rt.protocols,
+            changes=rt.changes,
+            claims=self.team.claims,
+            idle_timeout_s=rt.config.idle_timeout_s,
+            recheck=rt.recheck_interval,
+            prepare=lambda task, name: rt.worktrees.prepare(task, name),
+            idle_hook=lambda: idle_hook_work(hooks, state, rt.events, team_name, cancel),
+            on_state=self.team.state_changed,
+        )
+
+    # ---- what the team, the tools and the UI ask of a teammate ------------------------
+
+    @property
+    def name(self) -> str:
+        return self.state.name
+
+    @property
+    def role(self) -> str:
+        return self.state.role
+
+    @property
+    def require_plan(self) -> bool:
+        return self.state.require_plan
+
+    @property
+    def plan_memory(self) -> plans.PlanMemory:
+        """Its plan, should the store lose it (submit_plan notes the new request here)."""
+        return self.state.plan_memory
+
+    @property
+    def stalls(self) -> StallGuard:
+        return self.state.stalls
+
     def start(self) -> None:
         # which process runs it (other sessions check it): queued before the thread runs
         self.team.status.post(self.name, pid=os.getpid(), host=this_host())
         self.thread.start()
+
+    def alive(self) -> bool:
+        return self.thread.is_alive() and not self.done.is_set()
+
+    def is_quiet(self) -> bool:
+        """Ended, or waiting idle with nothing it watches changed since its last empty scan."""
+        return not self.alive() or self.idle.quiet()
+
+    def note_sent(self, to: str) -> None:
+        """Called by send_message: a teammate that told the lead itself gets no host report."""
+        self.tracking.note_sent(to)
+
+    def note_blocked(self, why: str) -> None:
+        """Called by complete_task when the host's verify failed: the turn is reported."""
+        self.state.stalls.note_blocked(why)
+
+    def refresh_task(self) -> None:
+        """Re-read the held task after a claim/complete/plan made through a tool."""
+        self.tracking.refresh_task()
 
     def identity_extra(self) -> str:
         """What the identity block adds after a compaction: the task this teammate holds."""
@@ -117,78 +184,74 @@ class Teammate(IdleLoop):
             f"finish it with complete_task.{plan}{where}"
         )
 
+    def idle_reminder(self) -> str | None:
+        """Called by the `idle` tool: the reminder while holding an unreported task."""
+        held = self.tracking.held()
+        text = self.state.stalls.idle_reminder(held, self.tracking.turn_reported())
+        if text is not None and held is not None:
+            self.endings.note_reminder(held, "called idle")
+        return text
+
     # ---- the thread ------------------------------------------------------------------
 
     def _main(self) -> None:
         try:
             while True:
-                work = self._next_work()
+                work = self.idle.next_work()
                 if work is None or not self._work(work):
                     break
         except Exception as exc:  # a bug or a storage failure: fail, never take the REPL down
-            self._fail(f"{type(exc).__name__}: {exc}")
+            self.endings.fail(f"{type(exc).__name__}: {exc}")
         finally:
             self.done.set()
             self.team.state_changed()
 
     def _work(self, content: list[str]) -> bool:
         """One turn with the injected content; False when the thread must end."""
-        self._denial, self._reported = None, False
-        self.stalls.begin_turn()
-        held = self._held()
-        self._set_status("working", held.id if held else None, "")
+        s, tracking = self.state, self.tracking
+        s.denial, s.reported = None, False
+        s.stalls.begin_turn()
+        held = tracking.held()
+        tracking.set_status("working", held.id if held else None, "")
         result = self.agent.run_turn(content, pre_call=self._pre_call)
         self.intake.ack()
         self._record_tokens()
-        if self._shutdown_msg is not None:
-            self._shut_down(self._shutdown_msg)
+        if s.shutdown_msg is not None:
+            self.endings.shut_down(s.shutdown_msg)
             return False
         if result.error is not None or result.stop_reason == "error":
             err = result.error
             kind = getattr(err, "kind", "error")
-            self._fail(f"model error ({kind}): {err}" if err else "model error")
+            self.endings.fail(f"model error ({kind}): {err}" if err else "model error")
             return False
-        held = self._held()
-        blocker = self._denial or self.stalls.blocker
-        told = self._reported if self._denial else self.stalls.told_lead
+        held = tracking.held()
+        blocker = s.denial or s.stalls.blocker
+        told = s.reported if s.denial else s.stalls.told_lead
         if held is not None and blocker and not told:
-            self._report_hold(held, blocker)
+            self.endings.report_hold(held, blocker)
         if held is not None:
             self._after_stall(held, result.stop_reason)
         return True
 
-    def idle_reminder(self) -> str | None:
-        """Called by the `idle` tool: the reminder while holding an unreported task."""
-        held = self._held()
-        text = self.stalls.idle_reminder(held, self._turn_reported())
-        if text is not None and held is not None:
-            self._note_reminder(held, "called idle")
-        return text
-
-    def _turn_reported(self) -> bool:
-        """This turn said why its task is not done: a denial, a failed verify, a message to
-        the lead, a plan-gate refusal, or a plan that keeps it from working (pending,
-        rejected, lost, expired)."""
-        stalls = self.stalls
-        if self._denial or stalls.blocker or stalls.told_lead or stalls.plan_refusal:
-            return True
-        hold = self._hold_reason(self._held())
-        return hold is not None and not hold[1].startswith("holds #")  # a plan state
-
-    def _after_stall(self, held, stop_reason: str) -> None:
-        action = self.stalls.after_turn(held, stop_reason, self._turn_reported())
+    def _after_stall(self, held: Task, stop_reason: str) -> None:
+        action = self.state.stalls.after_turn(held, stop_reason, self.tracking.turn_reported())
         if action.remind is not None:
-            self._injections.append(action.remind)
-            self._note_reminder(held, f"ended its turn ({stop_reason})")
+            self.state.injections.append(action.remind)
+            self.endings.note_reminder(held, f"ended its turn ({stop_reason})")
         elif action.report is not None:
-            self._report_stall(action.report)
+            self.endings.report_stall(action.report)
 
     def _pre_call(self) -> PreCall | None:
         """Before every model call: take in protocol answers, stop for a shutdown."""
         from ..agent.agent import PreCall
 
-        if self._sort_inbox():
+        if self.inbox.sort():
             return PreCall(stop=STOP_SHUTDOWN)
-        self._note_plan_expiry()
-        notes, self._injections = self._injections, []
+        self.inbox.note_plan_expiry()
+        notes, self.state.injections = self.state.injections, []
         return PreCall(inject=notes) if notes else None
+
+    def _record_tokens(self) -> None:
+        self.team.status.post(
+            self.name, tokens=self.agent.usage.total, spend=self.agent.spend.rows()
+        )

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from ..agent.tool_hooks import pre_tool_use
 from ..errors import Refused, ToolError
-from ..events import TaskEvent
 from ..models.base import ToolUseBlock
 from ..tools.base import ToolContext
 from ..tools.confined import read_bytes_in
@@ -167,8 +166,7 @@ def _completion_hook(runtime: Runtime, ctx: ToolContext, task: Task, result: str
     if why is None:
         return
     detail = f"TaskCompleted hook: {why}"
-    runtime.events.emit(TaskEvent(agent=ctx.agent, action="verify_failed", task_id=task.id,
-                                  subject=task.subject, detail=detail))
+    runtime.board.verify_failed(task, ctx.agent, detail)
     raise ToolError(f"task #{task.id} not completed: {detail}. It stays in_progress with you; "
                     "fix the cause and call complete_task again.")
 
@@ -195,15 +193,7 @@ def complete_verified(
     if task.verify is not None:
         outcome = run_verify(runtime, task, ctx, gate)
         if not outcome.passed:
-            runtime.events.emit(
-                TaskEvent(
-                    agent=owner,
-                    action="verify_failed",
-                    task_id=task_id,
-                    subject=task.subject,
-                    detail=outcome.detail,
-                )
-            )
+            runtime.board.verify_failed(task, owner, outcome.detail)
             raise VerifyFailed(
                 f"task #{task_id} not completed: {outcome.detail}. "
                 "It stays in_progress with you; fix the cause and call complete_task again.",
@@ -211,15 +201,6 @@ def complete_verified(
             )
     _completion_hook(runtime, ctx, task, result)
     done = runtime.board.complete(task_id, owner, claim_token, result, actor=owner)
-    runtime.events.emit(
-        TaskEvent(
-            agent=owner,
-            action="completed",
-            task_id=task_id,
-            subject=task.subject,
-            detail=result[:200],
-        )
-    )
     text = f"task #{task_id} completed"
     if task.verify is not None:
         text += " (verify passed)"
