@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, StorageError
 from ..events import MessageEvent, TaskEvent
+from ..framing import auto_claim_block, format_message, resumed_task_block
 from ..names import LEAD
 from . import plans, task_plans
 from .claimgate import CLOSING
-from .framing import auto_claim_block, format_message, resumed_task_block
 from .idle_hook import idle_hook_work
 from .protocol_inbox import ProtocolInbox
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Notice
-from .framing import labelled
+from ..framing import labelled
 
 MAX_STREAK = 3
 SENDER = "TeammateIdle hook"

@@ -16,9 +16,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, UserError
+from ..framing import plan_review_block
 from . import plans
 from .endings import Endings
-from .framing import plan_review_block
 from .protocol import RequestExpired
 
 if TYPE_CHECKING:

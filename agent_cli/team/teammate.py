@@ -18,11 +18,11 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, UserError
+from ..framing import labelled
 from ..fsutil import utc_now
 from ..names import LEAD
 from . import plans
 from .agents import build_agent, render_prompt
-from .framing import labelled
 from .idle import IdleLoop
 from .intake import Intake
 from .roster import this_host, thread_name
