@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 from agent_cli.board.models import Verify
-from agent_cli.models.demo_teammate import SYSTEM_PLAN_RE
+from agent_cli.models.demo.teammate import SYSTEM_PLAN_RE
 from agent_cli.prompts import load_prompt
 from agent_cli.team.mailbox import MSG_TYPES
 from agent_cli.team.teammate import render_prompt

@@ -2,7 +2,8 @@
 model call, and derives every step from the conversation.
 
 The task is the newest `<auto-claimed-task ...>` (or, after a restart, `<resumed-task ...>`)
-block. Its description is read by the convention of demo_texts: files named are read,
+block (read by agent_cli.framing, which writes it). Its description is read by the
+convention of texts.py: files named are read,
 commands in backticks are run, files after "Write"/"Create"/"Add the line" are written. A
 step counts as done once a result for it came back (reads) or came back without an error
 (commands, writes). Then complete_task with the claim token. A denial, a failure or a
@@ -16,18 +17,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Message, ModelRequest
-from .demo_convo import (
-    Pair,
-    Reply,
-    body_fields,
-    find_blocks,
-    first_line,
-    last_batch,
-    last_opening,
-    message_text,
-    pairs_since,
-)
+from ...framing import framed_tasks
+from ..base import Message, ModelRequest
+from ..reply import Call, Reply
+from .conversation import Pair, first_line, last_batch, last_opening, message_text, pairs_since
 
 FILE_RE = re.compile(
     r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:py|txt|md|json|toml|yaml|yml|csv|js|ts|sh|cfg|ini|"
@@ -46,8 +39,6 @@ SYSTEM_PLAN_RE = re.compile(r"submit a plan with submit_plan|require_plan\W+true
                             re.IGNORECASE)
 PLAN_REFUSAL_RE = re.compile(r"\bplan\b|计划", re.IGNORECASE)
 LINE_NO_RE = re.compile(r"^\s*\d+[\t|:→]\s?")
-# Lines the host appends after the description (its verify check, the ownership note).
-HOST_NOTE_RE = re.compile(r"^\s*(?:Verify \(|You own this task|You were interrupted)", re.MULTILINE)
 EFFECTFUL = {"shell", "write_file", "edit_file"}
 
 
@@ -58,6 +49,7 @@ class TaskInfo:
     subject: str
     description: str
     index: int  # the message that carried the block
+    block: str  # the block as the host wrote it
 
 
 @dataclass
@@ -91,22 +83,11 @@ def current_task(messages: list[Message]) -> TaskInfo | None:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].role != "user":
             continue
-        text = message_text(messages[i])
-        blocks = find_blocks(text, "resumed-task") or find_blocks(text, "auto-claimed-task")
-        if not blocks:
+        tasks = framed_tasks(message_text(messages[i]))
+        if not tasks:
             continue
-        block = blocks[-1]
-        fields = {**body_fields(block.body), **block.attrs}
-        raw_id = str(fields.get("id") or fields.get("task_id") or "")
-        token = str(fields.get("claim_token") or fields.get("token") or "")
-        if not raw_id.lstrip("#").isdigit():
-            return None
-        description = str(fields.get("description") or "")
-        if not description and "subject" not in fields:
-            description = block.body
-        description = HOST_NOTE_RE.split(description, maxsplit=1)[0].strip()
-        return TaskInfo(int(raw_id.lstrip("#")), token, str(fields.get("subject") or ""),
-                        description, i)
+        t = ([t for t in tasks if t.resumed] or tasks)[-1]
+        return TaskInfo(t.id, t.claim_token, t.subject, t.description, i, t.block)
     return None
 
 
@@ -240,8 +221,8 @@ def teammate_reply(request: ModelRequest) -> Reply:
     done = done or ["nothing concrete to do in the task text"]
     result = "; ".join(done)
     return Reply(f"Task #{task.id} looks done: {result}.",
-                 [("complete_task", {"task_id": task.id, "claim_token": task.token,
-                                     "result": result})])
+                 [Call("complete_task", {"task_id": task.id, "claim_token": task.token,
+                                         "result": result})])
 
 
 def _since_refused_completion(span: list[Pair]) -> list[Pair]:
@@ -270,7 +251,7 @@ def _react(task: TaskInfo, batch: list[Pair], messages: list[Message], start: in
         if pair.use.name in EFFECTFUL and PLAN_REFUSAL_RE.search(pair.text) \
                 and "denied" not in pair.text.lower():
             if any(p.use.name == "submit_plan" for p in pairs_since(messages, start)):
-                return Reply("(demo teammate) Waiting for the plan answer.", [("idle", {})])
+                return Reply("(demo teammate) Waiting for the plan answer.", [Call("idle")])
             return _submit_plan(task, parse_steps(task.description), tools)
         verdict = "was denied" if "denied" in pair.text.lower() else "failed"
         what = {"shell": f"running `{pair.use.input.get('command', '')}` {verdict}",
@@ -304,5 +285,6 @@ def _planned(messages: list[Message]) -> bool:
     return any(p.use.name == "submit_plan" for p in pairs_since(messages, 0))
 
 
-def _available(calls: list[tuple[str, dict[str, Any]]], tools: set[str]):
-    return [c for c in calls if c[0] in tools] if tools else calls
+def _available(calls: list[tuple[str, dict[str, Any]]], tools: set[str]) -> list[Call]:
+    """The calls whose tool is offered (all of them when no tool list came)."""
+    return [Call(name, args) for name, args in calls if not tools or name in tools]
