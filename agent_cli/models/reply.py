@@ -63,6 +63,12 @@ class Reply:
     def stop(self) -> str:
         return self.stop_reason or ("tool_use" if self.tool_calls else "end_turn")
 
+    def given_usage(self) -> dict[str, int]:
+        """The token counts this reply gives (all four for a Usage; none by default)."""
+        if isinstance(self.usage, Usage):
+            return self.usage.model_dump()
+        return dict(self.usage or {})
+
 
 @dataclass(frozen=True)
 class Pacing:
@@ -114,7 +120,7 @@ def reply_usage(reply: Reply, input_tokens: int) -> Usage:
         input_tokens=input_tokens,
         output_tokens=reply_tokens(reply.text, len(reply.tool_calls)),
     )
-    return estimate.model_copy(update=dict(reply.usage or {}))
+    return estimate.model_copy(update=reply.given_usage())
 
 
 def call_input(raw: dict[str, Any] | str) -> dict[str, Any]:
