@@ -180,6 +180,11 @@ class FramedTask:
     resumed: bool
     block: str
 
+    @property
+    def requires_plan(self) -> bool:
+        """Whether the host told the teammate to submit a plan for this task first."""
+        return PLAN_NOTE in self.block
+
 
 def _attrs(raw: str) -> dict[str, str]:
     return {k: html.unescape(v) for k, v in _ATTR_RE.findall(raw)}

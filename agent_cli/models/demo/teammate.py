@@ -33,6 +33,8 @@ SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 APPEND_RE = re.compile(r"\b(?:add|append)\b.*\bline\b|追加|添加一行|加一行", re.IGNORECASE)
 WRITE_RE = re.compile(r"\b(?:write|create|save)\b|写入|创建|写", re.IGNORECASE)
 LIST_RE = re.compile(r"\blist (?:the |all )?files\b|列出.*文件", re.IGNORECASE)
+# A plan asked for in words (the lead's spawn prompt, a message); the host's own note on a
+# task block is read by framing (TaskInfo.requires_plan).
 PLAN_ASKED_RE = re.compile(r"submit a plan|submit_plan first|plan (?:is )?required|先提交计划")
 # In a system prompt only an explicit requirement counts (a general prompt may mention plans).
 SYSTEM_PLAN_RE = re.compile(r"submit a plan with submit_plan|require_plan\W+true|plan required",
@@ -50,6 +52,7 @@ class TaskInfo:
     description: str
     index: int  # the message that carried the block
     block: str  # the block as the host wrote it
+    requires_plan: bool = False
 
 
 @dataclass
@@ -87,7 +90,8 @@ def current_task(messages: list[Message]) -> TaskInfo | None:
         if not tasks:
             continue
         t = ([t for t in tasks if t.resumed] or tasks)[-1]
-        return TaskInfo(t.id, t.claim_token, t.subject, t.description, i, t.block)
+        return TaskInfo(t.id, t.claim_token, t.subject, t.description, i, t.block,
+                        t.requires_plan)
     return None
 
 
@@ -207,7 +211,8 @@ def teammate_reply(request: ModelRequest) -> Reply:
     fresh = _since_refused_completion(span)  # a retry reads the files again
     todo = [s for s in steps if not any(
         s.matches(p) and (p.ok or not s.effectful) for p in (span if s.effectful else fresh))]
-    if todo and todo[0].effectful and _plan_asked(request, messages) and not _planned(messages):
+    if todo and todo[0].effectful and (task.requires_plan or _plan_asked(request, messages)) \
+            and not _planned(messages):
         return _submit_plan(task, steps, tools)
     if todo:
         batch_steps = [todo[0]]
