@@ -2,13 +2,12 @@
 model call, and derives every step from the conversation.
 
 The task is the newest `<auto-claimed-task ...>` (or, after a restart, `<resumed-task ...>`)
-block (read by agent_cli.framing, which writes it). Its description is read by the
-convention of texts.py: files named are read,
-commands in backticks are run, files after "Write"/"Create"/"Add the line" are written. A
-step counts as done once a result for it came back (reads) or came back without an error
-(commands, writes). Then complete_task with the claim token. A denial, a failure or a
-refused completion is reported to the lead and the teammate idles with the task still its
-own. A plan-gate refusal gets a plan, then idle.
+block, read back by agent_cli.framing (which writes it). Its description is read by the
+convention of texts.py: files named are read, commands in backticks are run, files after
+"Write"/"Create"/"Add the line" are written. A step counts as done once a result for it
+came back (reads) or came back without an error (commands, writes). Then complete_task with
+the claim token. A denial, a failure or a refused completion is reported to the lead and the
+teammate idles with the task still its own. A plan-gate refusal gets a plan, then idle.
 """
 
 from __future__ import annotations
