@@ -1,10 +1,12 @@
-"""A wire-level stub of the Anthropic Messages API for tests (stdlib only, 127.0.0.1, port 0).
+"""A wire-level stub of the Anthropic Messages API for tests (stdlib HTTP, 127.0.0.1, port 0).
 
     with StubServer() as stub:
         stub.push(Reply("hello"), Fault.overloaded(), Reply(tool_calls=[ToolUse("glob", {})]))
         client = anthropic.Anthropic(base_url=stub.url, api_key="test")
 
-POST /v1/messages answers the next queued item: a `Reply` streamed as Server-Sent Events
+POST /v1/messages answers the next queued item: a `Reply` (the offline models' one reply type,
+agent_cli.models.reply; `ToolUse` is its Call, whose str input is sent verbatim) streamed as
+Server-Sent Events
 framed exactly as the API frames them (message_start, content_block_start/delta/stop with
 text_delta and input_json_delta, ping, message_delta, message_stop), or a JSON message when
 the request does not ask to stream; a `Fault` (an HTTP error status with the API's error body
@@ -32,7 +34,8 @@ tools, then system blocks, then each message's content blocks -- and every block
 cache_control writes the prefix up to it into the stub's cache. A later request whose
 prefix, up to some block at or before its last breakpoint, was written before reads it:
 `cache_read_input_tokens` for that part, `cache_creation_input_tokens` for the rest up to its
-last breakpoint, `input_tokens` for what follows (tokens estimated at 4 characters each).
+last breakpoint, `input_tokens` for what follows (tokens estimated as every offline model
+does, models.reply.estimate_tokens). A Reply's `usage` replaces the counts it names.
 """
 
 from __future__ import annotations
@@ -49,26 +52,12 @@ from typing import Any
 
 from stub_rules import validate
 
+from agent_cli.models.reply import Call, Reply, estimate_tokens, reply_tokens
+
 STUB_MODEL = "claude-stub-1"
 
 
-@dataclass
-class ToolUse:
-    """A tool_use block. `input` as a str is sent verbatim (invalid or truncated JSON)."""
-
-    name: str
-    input: dict[str, Any] | str = field(default_factory=dict)
-    id: str | None = None
-
-
-@dataclass
-class Reply:
-    """One successful response. stop_reason defaults to tool_use/end_turn."""
-
-    text: str = ""
-    tool_calls: list[ToolUse] = field(default_factory=list)
-    stop_reason: str | None = None
-    usage: dict[str, int] | None = None  # merged over the defaults
+ToolUse = Call  # the name these tests use for a tool_use block
 
 
 @dataclass
@@ -213,7 +202,7 @@ class StubServer:
 
     def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, int]:
         usage = _usage(body, reply)
-        if self.model_cache and not (reply.usage or {}).keys() & {
+        if self.model_cache and not reply.given_usage().keys() & {
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"
         }:
             usage.update(self._cached(body))
@@ -227,7 +216,7 @@ class StubServer:
             text = json.dumps(block, sort_keys=True)  # cache_control itself is not content
             digest.update(text.encode())
             prefixes.append(digest.copy().hexdigest())
-            total += max(1, len(text) // 4)
+            total += estimate_tokens(text)
             tokens.append(total)
             if marked:
                 marks.append(len(prefixes) - 1)
@@ -336,7 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
             "role": "assistant",
             "model": body.get("model", STUB_MODEL),
             "content": content,
-            "stop_reason": _stop(reply),
+            "stop_reason": reply.stop,
             "stop_sequence": None,
             "usage": self._usage_now,
         }
@@ -436,12 +425,8 @@ def _split(text: str, size: int = 7) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
 
 
-def _stop(reply: Reply) -> str:
-    return reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
-
-
 def _estimate_tokens(body: dict) -> int:
-    return max(1, len(json.dumps(body)) // 4)
+    return estimate_tokens(json.dumps(body))
 
 
 def _cache_blocks(body: dict) -> list[tuple[Any, bool]]:
@@ -466,9 +451,9 @@ def _cache_blocks(body: dict) -> list[tuple[Any, bool]]:
 def _usage(body: dict, reply: Reply) -> dict[str, int]:
     usage = {
         "input_tokens": _estimate_tokens(body),
-        "output_tokens": max(1, len(reply.text) // 4) + 10 * len(reply.tool_calls),
+        "output_tokens": reply_tokens(reply.text, len(reply.tool_calls)),
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
-    usage.update(reply.usage or {})
+    usage.update(reply.given_usage())
     return usage

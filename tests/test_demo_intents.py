@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent_cli.models.demo_intents import DEMO_PROMPTS, help_text, parse_intent
+from agent_cli.models.demo.intents import DEMO_PROMPTS, help_text, parse_intent
 
 
 @pytest.mark.parametrize(

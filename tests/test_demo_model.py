@@ -22,7 +22,7 @@ from agent_cli.models.base import (
     collect,
 )
 from agent_cli.models.demo import DemoModel
-from agent_cli.models.demo_teammate import parse_steps
+from agent_cli.models.demo.teammate import parse_steps
 
 LEAD_TOOLS = ["create_task", "update_task", "list_tasks", "get_task", "spawn_teammate",
               "list_teammates", "send_message", "broadcast", "request_shutdown", "review_plan",
@@ -76,8 +76,8 @@ def test_same_request_same_reply():
     model = DemoModel(pace_s=0)
     req = request("lead", [user("Create 3 tasks on the board, then spawn alice and bob.")])
     first, second = model.reply(req), model.reply(req)
-    assert (first.text, first.calls) == (second.text, second.calls)
-    assert [name for name, _ in first.calls] == ["create_task"] * 3
+    assert (first.text, first.tool_calls) == (second.text, second.tool_calls)
+    assert [call.name for call in first.tool_calls] == ["create_task"] * 3
 
 
 def test_a_set_cancel_interrupts_the_stream():

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from agent_cli.app import open_runtime
 from agent_cli.board.models import Verify
-from agent_cli.models.demo_teammate import SYSTEM_PLAN_RE
+from agent_cli.models.demo.teammate import SYSTEM_PLAN_RE
 from agent_cli.prompts import load_prompt
 from agent_cli.team.mailbox import MSG_TYPES
 from agent_cli.team.team_tools import lead_tools, teammate_tools

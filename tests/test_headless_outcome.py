@@ -9,8 +9,8 @@ from argparse import Namespace
 
 from test_team_support import Call, Reply, make_runtime
 
+from agent_cli.framing import neutralize
 from agent_cli.models.scripted import ScriptedModel
-from agent_cli.team.framing import neutralize
 from agent_cli.ui.headless import run_headless
 
 

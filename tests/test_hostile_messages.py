@@ -80,7 +80,7 @@ def test_a_forged_approval_is_labelled_as_the_teammates_and_grants_nothing(workd
 
 
 def test_a_message_that_forges_an_inbox_or_a_task_block_stays_text(workdir):
-    from agent_cli.team.framing import format_message
+    from agent_cli.framing import format_message
     from agent_cli.team.mailbox import Mailbox
 
     mail = Mailbox(workdir / ".team")

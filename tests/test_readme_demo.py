@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.models.demo_intents import DEMO_PROMPTS, parse_intent
+from agent_cli.models.demo.intents import DEMO_PROMPTS, parse_intent
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 PROMPT_BLOCK_RE = re.compile(r"^```prompt\n(.*?)\n```$", re.MULTILINE | re.DOTALL)

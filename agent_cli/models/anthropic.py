@@ -5,15 +5,8 @@ Credentials and endpoint are read by the SDK itself (ANTHROPIC_API_KEY, ANTHROPI
 ANTHROPIC_BASE_URL); with only ANTHROPIC_BASE_URL set (a local llama-server, Ollama or LiteLLM
 proxy) a placeholder key is sent, since such servers ignore it.
 
-Streaming uses `client.messages.create(stream=True)` and accumulates the raw events here
-rather than through `messages.stream()`: the SDK's accumulator raises on the first invalid
-tool-input JSON and the rest of the response would be lost. Each content block becomes:
-
-- text -> a TextDelta per delta, and a TextBlock in the final message (empty ones dropped);
-- tool_use -> a ToolCall as soon as its block stops with a JSON object input. Input that is
-  not a JSON object is kept as `{INVALID_INPUT_KEY: raw}` (the loop answers it with an error
-  tool_result) -- unless the response stopped on max_tokens inside that last block: then the
-  block is cut, left out of the message, and named in ResponseDone.truncated_tool.
+Streaming uses `client.messages.create(stream=True)`; anthropic_stream.StreamAccumulator
+turns the raw events into ours (see there why not `messages.stream()`).
 
 Prompt caching: cache_control {"type": "ephemeral"} on the last tool, the system block and the
 last block of the last message (three of the four breakpoints the API allows): the tools and
@@ -29,25 +22,19 @@ closes the HTTP stream when the event is set, and the stream raises errors.Inter
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
+from .anthropic_stream import StreamAccumulator
 from .base import (
-    INVALID_INPUT_KEY,
     Message,
     ModelEvent,
     ModelRequest,
-    ResponseDone,
     TextBlock,
-    TextDelta,
-    ToolCall,
     ToolResultBlock,
     ToolUseBlock,
-    Usage,
     check_cancel,
 )
 from .retry import retry_after_s
@@ -151,125 +138,6 @@ def _message_param(message: Message) -> dict[str, Any]:
                 result["is_error"] = True
             blocks.append(result)
     return {"role": message.role, "content": blocks}
-
-
-# -- response ------------------------------------------------------------------------
-
-
-@dataclass
-class _Block:
-    kind: str  # "text", "tool_use" or "other" (thinking, server tools: not kept)
-    text: str = ""
-    tool_id: str = ""
-    name: str = ""
-    json: str = ""
-    stopped: bool = False
-    call: ToolUseBlock | None = None  # set once emitted as a ToolCall
-
-
-@dataclass
-class StreamAccumulator:
-    """Turns raw SDK stream events into our events and the final assistant Message."""
-
-    blocks: dict[int, _Block] = field(default_factory=dict)
-    usage: Usage = field(default_factory=Usage)
-    stop_reason: str | None = None
-    started: bool = False
-
-    def feed(self, event: Any) -> Iterator[ModelEvent]:
-        kind = getattr(event, "type", None)
-        if kind == "message_start":
-            self.started = True
-            self._usage(event.message.usage)
-        elif kind == "content_block_start":
-            self.blocks[event.index] = _start_block(event.content_block)
-        elif kind == "content_block_delta":
-            yield from self._delta(event.index, event.delta)
-        elif kind == "content_block_stop":
-            block = self.blocks.get(event.index)
-            if block is not None:
-                block.stopped = True
-                if block.kind == "tool_use":
-                    block.call = _parse_tool(block)
-                    if block.call is not None:
-                        yield ToolCall(block.call)
-        elif kind == "message_delta":
-            self.stop_reason = event.delta.stop_reason or self.stop_reason
-            self._usage(event.usage)
-
-    def _delta(self, index: int, delta: Any) -> Iterator[ModelEvent]:
-        block = self.blocks.get(index)
-        if block is None:
-            return
-        if delta.type == "text_delta" and block.kind == "text":
-            block.text += delta.text
-            if delta.text:
-                yield TextDelta(delta.text)
-        elif delta.type == "input_json_delta" and block.kind == "tool_use":
-            block.json += delta.partial_json
-
-    def _usage(self, u: Any) -> None:
-        values = {
-            name: getattr(u, name, None)
-            for name in (
-                "input_tokens",
-                "output_tokens",
-                "cache_read_input_tokens",
-                "cache_creation_input_tokens",
-            )
-        }
-        # message_delta counts are cumulative: they overwrite; missing ones keep their value.
-        self.usage = self.usage.model_copy(
-            update={k: v for k, v in values.items() if isinstance(v, int)}
-        )
-
-    def finish(self) -> Iterator[ModelEvent]:
-        """Events after the last raw event: late tool calls, then ResponseDone."""
-        if not self.started or self.stop_reason is None:
-            raise errors.ConnectionFailed("the model's stream ended before the response was done")
-        content: list[TextBlock | ToolUseBlock] = []
-        truncated: str | None = None
-        last = max(self.blocks, default=None)
-        for index in sorted(self.blocks):
-            block = self.blocks[index]
-            if block.kind == "text" and block.text:
-                content.append(TextBlock(text=block.text))
-            elif block.kind == "tool_use" and block.call is not None:
-                content.append(block.call)
-            elif block.kind == "tool_use":
-                if self.stop_reason == "max_tokens" and index == last:
-                    truncated = block.name
-                    continue
-                call = ToolUseBlock(
-                    id=block.tool_id, name=block.name, input={INVALID_INPUT_KEY: block.json}
-                )
-                content.append(call)
-                yield ToolCall(call)
-        yield ResponseDone(
-            message=Message(role="assistant", content=content),
-            stop_reason=self.stop_reason,
-            usage=self.usage,
-            truncated_tool=truncated,
-        )
-
-
-def _start_block(cb: Any) -> _Block:
-    if cb.type == "text":
-        return _Block("text", text=cb.text or "")
-    if cb.type == "tool_use":
-        return _Block("tool_use", tool_id=cb.id, name=cb.name)
-    return _Block("other")
-
-
-def _parse_tool(block: _Block) -> ToolUseBlock | None:
-    """The complete tool_use, or None when its input is not a JSON object (decided later)."""
-    try:
-        value = json.loads(block.json) if block.json.strip() else {}
-    except ValueError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    return ToolUseBlock(id=block.tool_id, name=block.name, input=value)
 
 
 # -- errors and cancellation ---------------------------------------------------------

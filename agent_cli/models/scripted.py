@@ -3,16 +3,17 @@
 ScriptedModel(script) routes each request by `request.agent`: the agent's own queue if the
 script has that key, else the "*" queue. Each entry is consumed once and is one of:
 
-- `Reply(text, tool_calls=[Call(name, input)], stop_reason=None, usage=None)`: streamed as
-  TextDelta(s), then one ToolCall per call, then ResponseDone. stop_reason defaults to
-  "tool_use" when there are calls, else "end_turn". Tool-use ids are "toolu_<n>", unique per
-  model instance, unless a Call names its own id.
+- a `Reply(text, tool_calls=[Call(name, input)], stop_reason=None, usage=None)` (models/
+  reply.py), streamed by `reply.play`: TextDelta(s), one ToolCall per call, ResponseDone.
+  Tool-use ids are "toolu_<n>", unique per model instance, unless a Call names its own id.
 - an exception instance: raised when the entry is reached (e.g. errors.Overloaded("busy")).
 - a callable `(ModelRequest) -> Reply | str`: called with the request (a str means text only).
 
-Every request is recorded (deep copy) in `.requests`; an empty queue raises
-errors.ScriptExhausted naming the agent; `assert_used_up()` fails listing what is left.
-Thread-safe: teammates call one instance from many threads.
+A `responder` (same signature) answers every request no queue does: the offline demo is a
+ScriptedModel with a responder, typing `Pacing`, its own tool ids and no request log.
+Every request is recorded (deep copy) in `.requests` unless `record=False`; with nothing to
+answer, errors.ScriptExhausted names the agent; `assert_used_up()` fails listing what is
+left. Thread-safe: teammates call one instance from many threads.
 
 File format (`--model script:PATH.json`, loaded by `ScriptedModel.from_file`):
 
@@ -39,23 +40,14 @@ import json
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import errors
-from .base import (
-    Message,
-    ModelEvent,
-    ModelRequest,
-    ResponseDone,
-    TextBlock,
-    TextDelta,
-    ToolCall,
-    ToolUseBlock,
-    Usage,
-    check_cancel,
-)
+from .base import ModelEvent, ModelRequest, Usage, check_cancel
+from .reply import Call, Pacing, Reply, play
+
+__all__ = ["Call", "Reply", "ScriptedModel", "parse_script"]  # Call and Reply live in reply.py
 
 ANY_AGENT = "*"
 
@@ -68,45 +60,31 @@ ERROR_KINDS: dict[str, type[errors.ModelError]] = {
 }
 
 
-@dataclass
-class Call:
-    """One tool call a scripted reply makes."""
-
-    name: str
-    input: dict[str, Any] = field(default_factory=dict)
-    id: str | None = None
-
-
-@dataclass
-class Reply:
-    """One scripted assistant response."""
-
-    text: str = ""
-    tool_calls: list[Call] = field(default_factory=list)
-    stop_reason: str | None = None
-    usage: Usage | None = None
-
-
-Entry = Reply | BaseException | Callable[[ModelRequest], "Reply | str"]
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count (4 characters a token), used when a Reply gives no usage."""
-    return max(1, len(text) // 4) if text else 0
-
-
-def _request_chars(request: ModelRequest) -> int:
-    return len(request.system) + len(request.model_dump_json(include={"messages", "tools"}))
+Responder = Callable[[ModelRequest], "Reply | str"]
+Entry = Reply | BaseException | Responder
 
 
 class ScriptedModel:
     """A Model that answers from a script instead of a network. See the module docstring."""
 
-    def __init__(self, script: dict[str, list[Entry]] | None = None, name: str = "scripted"):
+    def __init__(
+        self,
+        script: dict[str, list[Entry]] | None = None,
+        name: str = "scripted",
+        *,
+        responder: Responder | None = None,
+        pacing: Pacing | None = None,
+        tool_ids: Callable[[str], str] | None = None,
+        record: bool = True,
+    ) -> None:
         self.name = name
         self._queues: dict[str, deque[Entry]] = {
             agent: deque(entries) for agent, entries in (script or {}).items()
         }
+        self._responder = responder
+        self._pacing = pacing or Pacing()
+        self._tool_ids = tool_ids or self._new_id
+        self._record = record
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._requests: list[ModelRequest] = []
@@ -153,15 +131,18 @@ class ScriptedModel:
             reply = Reply(text=reply)
         if not isinstance(reply, Reply):
             raise TypeError(f"scripted entry for {request.agent!r} returned {type(reply)!r}")
-        yield from self._play(reply, request, cancel)
+        yield from play(reply, request, self._tool_ids, self._pacing, cancel)
 
     def _next_entry(self, request: ModelRequest) -> Entry:
         with self._lock:
-            self._requests.append(request.model_copy(deep=True))
+            if self._record:
+                self._requests.append(request.model_copy(deep=True))
             key = request.agent if request.agent in self._queues else ANY_AGENT
             queue = self._queues.get(key)
             if queue:
                 return queue.popleft()
+            if self._responder is not None:
+                return self._responder
             served = sum(1 for r in self._requests if r.agent == request.agent) - 1
         last = _last_user_text(request)
         raise errors.ScriptExhausted(
@@ -170,35 +151,9 @@ class ScriptedModel:
             f"last user input: {last!r}"
         )
 
-    def _play(
-        self, reply: Reply, request: ModelRequest, cancel: threading.Event | None
-    ) -> Iterator[ModelEvent]:
-        content: list[TextBlock | ToolUseBlock] = []
-        if reply.text:
-            for chunk in reply.text.splitlines(keepends=True):
-                check_cancel(cancel)
-                yield TextDelta(chunk)
-            content.append(TextBlock(text=reply.text))
-        for call in reply.tool_calls:
-            check_cancel(cancel)
-            block = ToolUseBlock(
-                id=call.id or self._new_id(), name=call.name, input=dict(call.input)
-            )
-            content.append(block)
-            yield ToolCall(block)
-        check_cancel(cancel)
-        stop = reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
-        usage = reply.usage or Usage(
-            input_tokens=max(1, _request_chars(request) // 4),
-            output_tokens=estimate_tokens(reply.text) + 10 * len(reply.tool_calls),
-        )
-        yield ResponseDone(
-            message=Message(role="assistant", content=content), stop_reason=stop, usage=usage
-        )
-
-    def _new_id(self) -> str:
+    def _new_id(self, tag: str = "") -> str:
         with self._lock:
-            return f"toolu_{next(self._ids)}"
+            return f"toolu_{tag}{next(self._ids)}"
 
     # -- loading -----------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ The handlers are methods of BoardTools, bound to the Team (and its runtime's boa
 mailbox, worktrees and hooks) when the tool set is built; the ToolContext only says who
 calls. The owner in claim/complete is always the caller's own name (ctx.agent), whatever the
 input says. Refusals (not claimable, wrong owner or token, failed verify) are is_error tool
-results, never exceptions that kill an agent. Every change is announced as a TaskEvent.
+results, never exceptions that kill an agent. The board announces every change itself.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..board import routing
 from ..board.models import Verify
 from ..errors import AgentCliError, CorruptFile, ToolError, UserError
-from ..events import MessageEvent, TaskEvent
+from ..events import MessageEvent
 from ..names import LEAD
 from ..tools.base import Tool, ToolContext, ToolOutput
 from .assignments import check_pairing, marks
@@ -154,9 +154,6 @@ class BoardTools:
             role=args.role,
             require_plan=args.require_plan,
         )
-        rt.events.emit(
-            TaskEvent(agent=ctx.agent, action="created", task_id=task.id, subject=task.subject)
-        )
         return f"created task #{task.id}: {task_line(task)}"
 
     @user_errors
@@ -175,9 +172,6 @@ class BoardTools:
             assignee=args.assignee,
             role=args.role,
             require_plan=args.require_plan,
-        )
-        rt.events.emit(
-            TaskEvent(agent=ctx.agent, action="updated", task_id=task.id, subject=task.subject)
         )
         return f"updated: {task_line(task)}"
 
@@ -210,9 +204,6 @@ class BoardTools:
                 task = res.task
             else:
                 task = rt.board.claim(args.task_id, ctx.agent, role=role)
-        rt.events.emit(
-            TaskEvent(agent=ctx.agent, action="claimed", task_id=task.id, subject=task.subject)
-        )
         where = rt.worktrees.prepare(task, ctx.agent)  # its worktree ("" outside git)
         self._touch_teammate(ctx.agent)
         note = "\nIt requires a plan: submit_plan before changing anything." * task.require_plan

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, StorageError
 from ..events import MessageEvent
+from ..framing import auto_claim_block, format_message, resumed_task_block
 from ..names import LEAD
 from .claimgate import CLOSING
-from .framing import auto_claim_block, format_message, resumed_task_block
 
 if TYPE_CHECKING:
     from ..board.models import Task

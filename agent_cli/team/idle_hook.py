@@ -9,7 +9,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..events import Notice
-from .framing import labelled
+from ..framing import labelled
 
 if TYPE_CHECKING:
     from ..events import EventBus

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events import Notice
+from ..framing import neutralize
 from ..names import LEAD
-from .framing import neutralize
 
 MAX_STOP_BLOCKS = 5
 

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 
 from ..errors import AgentCliError, CorruptFile, NotFound, Refused
 from ..events import MessageEvent, Notice
+from ..framing import inbox_block
 from ..names import LEAD, check_name
 from . import task_plans
 from .agents import build_agent
 from .assignments import AssignmentWatch
 from .claimgate import ClaimGate
-from .framing import inbox_block
 from .renewer import LeaseRenewer
 from .status import StatusWriter
 from .team_tools import lead_tools

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, Refused
 from ..events import MessageEvent
+from ..framing import plan_announcement
 from .protocol import RequestExpired, short_id
 
 if TYPE_CHECKING:
@@ -161,11 +162,10 @@ def submit_plan(runtime: Runtime, name: str, plan: str) -> ProtocolRequest:
     task = held_task(runtime, name)
     req = runtime.protocols.create("plan_approval", name, LEAD, content=plan, task=task)
     summary = plan.strip().splitlines()[0][:120] if plan.strip() else ""
-    for_task = f" for task #{task[0]}" if task else ""
     runtime.mail.send(
         name,
         LEAD,
-        f"plan for approval (request_id {req.id}){for_task}: {summary}",
+        plan_announcement(req.id, task[0] if task else None, summary),
         type="plan_approval_request",
         request_id=req.id,
         plan=plan,

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, UserError
+from ..framing import plan_review_block
 from . import plans
-from .framing import plan_review_block
 from .protocol import RequestExpired
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .framing import neutralize
+from ..framing import neutralize
 
 if TYPE_CHECKING:
     from ..board.models import Task

@@ -17,11 +17,11 @@ import threading
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile, UserError
+from ..framing import labelled
 from ..fsutil import utc_now
 from ..names import LEAD
 from .agents import build_agent, render_prompt
 from .endings import Endings
-from .framing import labelled
 from .idle import IdleLoop
 from .idle_hook import idle_hook_work
 from .intake import Intake

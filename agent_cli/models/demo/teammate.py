@@ -2,12 +2,12 @@
 model call, and derives every step from the conversation.
 
 The task is the newest `<auto-claimed-task ...>` (or, after a restart, `<resumed-task ...>`)
-block. Its description is read by the convention of demo_texts: files named are read,
-commands in backticks are run, files after "Write"/"Create"/"Add the line" are written. A
-step counts as done once a result for it came back (reads) or came back without an error
-(commands, writes). Then complete_task with the claim token. A denial, a failure or a
-refused completion is reported to the lead and the teammate idles with the task still its
-own. A plan-gate refusal gets a plan, then idle.
+block, read back by agent_cli.framing (which writes it). Its description is read by the
+convention of texts.py: files named are read, commands in backticks are run, files after
+"Write"/"Create"/"Add the line" are written. A step counts as done once a result for it
+came back (reads) or came back without an error (commands, writes). Then complete_task with
+the claim token. A denial, a failure or a refused completion is reported to the lead and the
+teammate idles with the task still its own. A plan-gate refusal gets a plan, then idle.
 """
 
 from __future__ import annotations
@@ -16,18 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Message, ModelRequest
-from .demo_convo import (
-    Pair,
-    Reply,
-    body_fields,
-    find_blocks,
-    first_line,
-    last_batch,
-    last_opening,
-    message_text,
-    pairs_since,
-)
+from ...framing import framed_tasks
+from ..base import Message, ModelRequest
+from ..reply import Call, Reply
+from .conversation import Pair, first_line, last_batch, last_opening, message_text, pairs_since
 
 FILE_RE = re.compile(
     r"(?<![\w/.-])((?:[\w-]+/)*[\w-]+\.(?:py|txt|md|json|toml|yaml|yml|csv|js|ts|sh|cfg|ini|"
@@ -40,14 +32,14 @@ SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 APPEND_RE = re.compile(r"\b(?:add|append)\b.*\bline\b|追加|添加一行|加一行", re.IGNORECASE)
 WRITE_RE = re.compile(r"\b(?:write|create|save)\b|写入|创建|写", re.IGNORECASE)
 LIST_RE = re.compile(r"\blist (?:the |all )?files\b|列出.*文件", re.IGNORECASE)
+# A plan asked for in words (the lead's spawn prompt, a message); the host's own note on a
+# task block is read by framing (TaskInfo.requires_plan).
 PLAN_ASKED_RE = re.compile(r"submit a plan|submit_plan first|plan (?:is )?required|先提交计划")
 # In a system prompt only an explicit requirement counts (a general prompt may mention plans).
 SYSTEM_PLAN_RE = re.compile(r"submit a plan with submit_plan|require_plan\W+true|plan required",
                             re.IGNORECASE)
 PLAN_REFUSAL_RE = re.compile(r"\bplan\b|计划", re.IGNORECASE)
 LINE_NO_RE = re.compile(r"^\s*\d+[\t|:→]\s?")
-# Lines the host appends after the description (its verify check, the ownership note).
-HOST_NOTE_RE = re.compile(r"^\s*(?:Verify \(|You own this task|You were interrupted)", re.MULTILINE)
 EFFECTFUL = {"shell", "write_file", "edit_file"}
 
 
@@ -58,6 +50,8 @@ class TaskInfo:
     subject: str
     description: str
     index: int  # the message that carried the block
+    block: str  # the block as the host wrote it
+    requires_plan: bool = False
 
 
 @dataclass
@@ -91,22 +85,12 @@ def current_task(messages: list[Message]) -> TaskInfo | None:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].role != "user":
             continue
-        text = message_text(messages[i])
-        blocks = find_blocks(text, "resumed-task") or find_blocks(text, "auto-claimed-task")
-        if not blocks:
+        tasks = framed_tasks(message_text(messages[i]))
+        if not tasks:
             continue
-        block = blocks[-1]
-        fields = {**body_fields(block.body), **block.attrs}
-        raw_id = str(fields.get("id") or fields.get("task_id") or "")
-        token = str(fields.get("claim_token") or fields.get("token") or "")
-        if not raw_id.lstrip("#").isdigit():
-            return None
-        description = str(fields.get("description") or "")
-        if not description and "subject" not in fields:
-            description = block.body
-        description = HOST_NOTE_RE.split(description, maxsplit=1)[0].strip()
-        return TaskInfo(int(raw_id.lstrip("#")), token, str(fields.get("subject") or ""),
-                        description, i)
+        t = ([t for t in tasks if t.resumed] or tasks)[-1]
+        return TaskInfo(t.id, t.claim_token, t.subject, t.description, i, t.block,
+                        t.requires_plan)
     return None
 
 
@@ -226,7 +210,8 @@ def teammate_reply(request: ModelRequest) -> Reply:
     fresh = _since_refused_completion(span)  # a retry reads the files again
     todo = [s for s in steps if not any(
         s.matches(p) and (p.ok or not s.effectful) for p in (span if s.effectful else fresh))]
-    if todo and todo[0].effectful and _plan_asked(request, messages) and not _planned(messages):
+    if todo and todo[0].effectful and (task.requires_plan or _plan_asked(request, messages)) \
+            and not _planned(messages):
         return _submit_plan(task, steps, tools)
     if todo:
         batch_steps = [todo[0]]
@@ -240,8 +225,8 @@ def teammate_reply(request: ModelRequest) -> Reply:
     done = done or ["nothing concrete to do in the task text"]
     result = "; ".join(done)
     return Reply(f"Task #{task.id} looks done: {result}.",
-                 [("complete_task", {"task_id": task.id, "claim_token": task.token,
-                                     "result": result})])
+                 [Call("complete_task", {"task_id": task.id, "claim_token": task.token,
+                                         "result": result})])
 
 
 def _since_refused_completion(span: list[Pair]) -> list[Pair]:
@@ -270,7 +255,7 @@ def _react(task: TaskInfo, batch: list[Pair], messages: list[Message], start: in
         if pair.use.name in EFFECTFUL and PLAN_REFUSAL_RE.search(pair.text) \
                 and "denied" not in pair.text.lower():
             if any(p.use.name == "submit_plan" for p in pairs_since(messages, start)):
-                return Reply("(demo teammate) Waiting for the plan answer.", [("idle", {})])
+                return Reply("(demo teammate) Waiting for the plan answer.", [Call("idle")])
             return _submit_plan(task, parse_steps(task.description), tools)
         verdict = "was denied" if "denied" in pair.text.lower() else "failed"
         what = {"shell": f"running `{pair.use.input.get('command', '')}` {verdict}",
@@ -304,5 +289,6 @@ def _planned(messages: list[Message]) -> bool:
     return any(p.use.name == "submit_plan" for p in pairs_since(messages, 0))
 
 
-def _available(calls: list[tuple[str, dict[str, Any]]], tools: set[str]):
-    return [c for c in calls if c[0] in tools] if tools else calls
+def _available(calls: list[tuple[str, dict[str, Any]]], tools: set[str]) -> list[Call]:
+    """The calls whose tool is offered (all of them when no tool list came)."""
+    return [Call(name, args) for name, args in calls if not tools or name in tools]

@@ -15,22 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import ModelRequest
-from .demo_convo import (
-    UUID_RE,
-    Block,
-    Pair,
-    Reply,
-    body_fields,
-    find_blocks,
-    first_line,
-    last_opening,
-    message_text,
-    pairs_since,
-    task_id_in,
-)
-from .demo_intents import Intent, help_text, parse_intent
-from .demo_texts import (
+from ...framing import FramedMessage, split_framed
+from ..base import ModelRequest
+from ..reply import Call, Reply
+from .conversation import Pair, first_line, last_opening, message_text, pairs_since, task_id_in
+from .intents import Intent, help_text, parse_intent
+from .texts import (
     ABC_TASKS,
     CODER_TASKS,
     MAIN_PY,
@@ -46,19 +36,11 @@ MISSING_RE = re.compile(r"not found|no such|does not exist|doesn't exist|missing
 
 
 @dataclass
-class InboxItem:
-    sender: str
-    kind: str
-    content: str
-    request_id: str | None = None
-
-
-@dataclass
 class LeadTurn:
     """What the current lead turn knows: the prompt, the inbox, results so far by phase."""
 
     intent: Intent
-    inbox: list[InboxItem]
+    inbox: list[FramedMessage]
     tools: set[str]
     by_phase: dict[int, list[Pair]] = field(default_factory=dict)
 
@@ -72,53 +54,11 @@ class LeadTurn:
 Phase = Callable[[LeadTurn], "list[tuple[str, dict[str, Any]]] | str"]
 
 
-def split_opening(text: str) -> tuple[list[InboxItem], str]:
-    """Separate the injected blocks (identity, inbox, messages) from what the user typed."""
-    items: list[InboxItem] = []
-    rest = re.sub(r"<identity\b.*?</identity>", "", text, flags=re.DOTALL)
-    for inbox in find_blocks(rest, "inbox"):
-        items.extend(_inbox_items(inbox.body))
-    rest = re.sub(r"<inbox\b.*?</inbox>", "", rest, flags=re.DOTALL)
-    loose = find_blocks(rest, "message")
-    items.extend(_item(b) for b in loose)
-    rest = re.sub(r"<message\b.*?</message>", "", rest, flags=re.DOTALL)
-    return items, rest.strip()
-
-
-def _inbox_items(body: str) -> list[InboxItem]:
-    blocks = find_blocks(body, "message")
-    if blocks:
-        return [_item(b) for b in blocks]
-    items = []
-    for line in body.splitlines():
-        if line.strip():
-            items.append(_item(Block("message", {}, line.strip())))
-    return items
-
-
-def _item(block: Block) -> InboxItem:
-    fields = {**body_fields(block.body), **block.attrs}
-    text = block.body
-    sender = str(fields.get("from") or fields.get("sender") or "")
-    if not sender:
-        m = re.search(r"\bfrom[=:\s]+\"?([a-z][a-z0-9_-]*)", text)
-        sender = m.group(1) if m else "?"
-    kind = str(fields.get("type") or "")
-    if not kind:
-        m = re.search(r"\b(plan_approval_request|shutdown_response|idle_notification|result|"
-                      r"error|broadcast|message)\b", text)
-        kind = m.group(1) if m else "message"
-    rid = fields.get("request_id")
-    if not rid and "plan" in (kind + text).lower():
-        m = UUID_RE.search(text)
-        rid = m.group(0) if m else None
-    content = str(fields.get("content") or fields.get("plan") or text)
-    if "plan" in kind and "\n" in content:  # show the plan's steps, not only its title
-        lines = [ln.strip() for ln in content.splitlines() if ln.strip()]
-        if len(lines) > 1 and lines[0].lower().startswith("plan for approval"):
-            lines = lines[1:]  # the host's one-line announcement; the plan itself follows
-        content = " / ".join(lines)
-    return InboxItem(sender, kind, content, str(rid) if rid else None)
+def shown(msg: FramedMessage) -> str:
+    """What the closing text shows of a message: a plan's steps, not only its title."""
+    if "plan" in msg.type and "\n" in msg.content:
+        return " / ".join(msg.plan_lines())
+    return msg.content
 
 
 def react_to_inbox(turn: LeadTurn) -> list[tuple[str, dict[str, Any]]]:
@@ -132,7 +72,7 @@ def react_to_inbox(turn: LeadTurn) -> list[tuple[str, dict[str, Any]]]:
             "still ask the human.",
         })
         for item in turn.inbox
-        if item.request_id and "plan" in item.kind
+        if item.request_id and "plan" in item.type
     ]
 
 
@@ -297,7 +237,7 @@ def lead_reply(request: ModelRequest) -> Reply:
     messages = request.messages
     start = last_opening(messages)
     opening = message_text(messages[start]) if messages else ""
-    inbox, user_text = split_opening(opening)
+    inbox, user_text = split_framed(opening)
     intent = parse_intent(user_text) if user_text else Intent("help")
     turn = LeadTurn(intent, inbox, {t.name for t in request.tools})
     last_phase = -1
@@ -316,7 +256,8 @@ def lead_reply(request: ModelRequest) -> Reply:
         missing = sorted({name for name, _ in out} - turn.tools)
         if missing:
             return Reply(f"(demo model) I cannot do this here: no {', '.join(missing)} tool.")
-        return Reply(_narrate(out, intent.lang), out, index)
+        calls = [Call(name, args) for name, args in out]
+        return Reply(_narrate(out, intent.lang), calls, id_tag=f"p{index}_")
     return Reply(closing_text(turn, user_text))
 
 
@@ -339,7 +280,7 @@ def closing_text(turn: LeadTurn, user_text: str) -> str:
     sections: list[list[str]] = []
     if turn.inbox:
         sections.append(["收件箱：" if zh else "Inbox:"] + [
-            f"- {i.sender} ({i.kind}): {first_line(i.content, 160)}" for i in turn.inbox])
+            f"- {i.sender} ({i.type}): {first_line(shown(i), 160)}" for i in turn.inbox])
     if turn.intent.scenario == "help" and not pairs:
         if turn.inbox and not user_text:  # a turn that only delivers the inbox
             return "(demo model) " + _join(sections)
@@ -364,6 +305,7 @@ def _join(sections: list[list[str]]) -> str:
     return "\n\n".join("\n".join(lines) for lines in sections if lines)
 
 
-def new_tool_id(phase: int | None) -> str:
-    tag = f"p{phase}_" if phase is not None else ""
+def new_tool_id(tag: str) -> str:
+    """A tool-use id unique across runs; `tag` ("p2_": a phase) comes first, where
+    PHASE_ID_RE reads it back."""
     return f"toolu_demo_{tag}{uuid.uuid4().hex[:16]}"

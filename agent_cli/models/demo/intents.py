@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .demo_convo import language
+from .conversation import language
 
 Scenario = Literal["board", "coder", "abc", "verify", "plan", "shutdown", "message", "help"]
 
