@@ -5,12 +5,16 @@ None. `run` calls git with a fixed environment: no hooks, no signing, no editor,
 terminal prompt, C locale, the GIT_* variables of an outer git (a hook, a rebase) removed, and
 agent-cli as the committer. Host git commands never pass the permission gate: the host runs
 them, not a model. A failing command raises GitError with git's own message.
+`settle_index` rewrites a fresh checkout's index once its second has passed (racy git).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -105,6 +109,59 @@ class GitRepo:
         proc = self.run("rev-parse", "--verify", "-q", name + "^{commit}", check=False)
         return proc.stdout.strip() or None if proc.returncode == 0 else None
 
+    def commits(self, *names: str) -> list[tuple[str, str, list[str]] | None]:
+        """(id, tree, parents) of each commit named, None where there is none: one git call."""
+        raw = self.run("cat-file", "--batch", input="".join(f"{n}\n" for n in names)
+                       ).stdout.encode("utf-8", "surrogateescape")
+        found: list[tuple[str, str, list[str]] | None] = []
+        pos = 0
+        for _ in names:
+            end = raw.index(b"\n", pos)
+            header, pos = raw[pos:end].split(), end + 1
+            size = int(header[2]) if len(header) == 3 else -1  # else "NAME missing"
+            body, pos = raw[pos:pos + size], pos + size + 1 if size >= 0 else pos
+            if size < 0 or header[1] != b"commit":
+                found.append(None)
+                continue
+            fields = [ln.split(b" ", 1) for ln in body.split(b"\n\n", 1)[0].split(b"\n")]
+            tree = next(v.decode() for k, v in fields if k == b"tree")
+            found.append((header[0].decode(), tree,
+                          [v.decode() for k, v in fields if k == b"parent"]))
+        return found
+
+    def index_path(self, cwd: Path) -> Path:
+        """The index file of the working tree at `cwd` (a linked worktree has its own)."""
+        real = Path(self.out("rev-parse", "--git-path", "index", cwd=cwd))
+        return real if real.is_absolute() else Path(cwd) / real
+
+    def settle_index(self, cwd: Path, guard: Callable[[], AbstractContextManager[bool]]) -> bool:
+        """Refresh the index of the tree at `cwd` and put it in place; True when replaced.
+
+        A checkout writes its files and its index in the same second, and git (timestamps
+        in seconds) must then re-read every such "racily clean" file in each command that
+        looks at the tree, until an index is written in a later second. Called after that
+        second, this refreshes a copy (same mtime, so git still re-checks every racy entry:
+        nothing is trusted that git would not trust) and renames it over the index under
+        git's own index.lock, only when `guard()` yields True and the index is unchanged
+        since the copy; any doubt (a lock held, the index rewritten) leaves it as it was.
+        """
+        index = self.index_path(cwd)
+        copy = index.with_name(index.name + ".agent-cli-settle")
+        before = _identity(index)
+        try:
+            shutil.copy2(index, copy)  # keeps the mtime: racy entries stay racy
+            if before is None or _identity(index) != before:
+                return False
+            self.run("update-index", "-q", "--refresh", cwd=cwd, check=False,
+                     env={"GIT_INDEX_FILE": str(copy)})
+            if os.stat(copy).st_mtime_ns == before[2]:
+                return False  # git had nothing to rewrite
+            with guard() as allowed:
+                return allowed and _swap_locked(index, copy, before)
+        finally:
+            for p in (copy, copy.with_name(copy.name + ".lock")):
+                p.unlink(missing_ok=True)
+
     def ensure_excluded(self, pattern: str) -> None:
         """Add `pattern` to .git/info/exclude once (the user's .gitignore is never touched)."""
         path = self.common_dir / "info" / "exclude"
@@ -118,6 +175,36 @@ class GitRepo:
         sep = "" if not text or text.endswith("\n") else "\n"
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(f"{sep}# agent-cli: task worktrees and session state\n{pattern}\n")
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _swap_locked(index: Path, new: Path, before: tuple[int, int, int]) -> bool:
+    """os.replace(new, index) holding index.lock (git's protocol), if index is `before`."""
+    lock = index.with_name(index.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError:  # a git command holds it: leave the index to it
+        return False
+    try:
+        if _identity(index) != before:
+            return False
+        os.replace(new, index)
+        return True
+    finally:
+        mine = os.fstat(fd).st_ino
+        os.close(fd)
+        try:
+            if os.lstat(lock).st_ino == mine:  # never another process's lock
+                os.unlink(lock)
+        except FileNotFoundError:
+            pass
 
 
 def _first_lines(text: str, n: int = 4) -> str:
