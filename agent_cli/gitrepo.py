@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from .errors import AgentCliError
 
 HOST_NAME = "agent-cli"
 HOST_EMAIL = "agent-cli@localhost"
+GIT_TIMEOUT_S = 600.0
 # An outer git's variables would point our commands at another index or repository.
 _DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_COMMON_DIR")
@@ -85,16 +87,26 @@ class GitRepo:
         """git ARGS in `cwd` (the main tree by default); GitError when it fails and `check`."""
         data = input.encode() if isinstance(input, str) else input
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 ["git", *_CONFIG, *args], cwd=cwd or self.top, env=host_env(env),
-                input=data, capture_output=True, timeout=600,
+                stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except OSError as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from exc
+        # A watchdog, not communicate(timeout=): that one polls the exit with sleeps.
+        fired = threading.Event()
+        watchdog = threading.Timer(GIT_TIMEOUT_S, lambda: (fired.set(), proc.kill()))
+        watchdog.start()
+        try:
+            stdout, stderr = proc.communicate(data)
+        finally:
+            watchdog.cancel()
+        if fired.is_set():
+            raise GitError(f"git {args[0]} could not run: timed out after {GIT_TIMEOUT_S:g}s")
         out = subprocess.CompletedProcess(
             proc.args, proc.returncode,
-            proc.stdout.decode("utf-8", "surrogateescape"),
-            proc.stderr.decode("utf-8", "replace"),
+            stdout.decode("utf-8", "surrogateescape"), stderr.decode("utf-8", "replace"),
         )
         if check and proc.returncode != 0:
             raise GitError(f"git {args[0]} failed: {_first_lines(out.stderr or out.stdout)}")
