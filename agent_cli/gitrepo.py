@@ -142,7 +142,15 @@ class GitRepo:
         return found
 
     def index_path(self, cwd: Path) -> Path:
-        """The index file of the working tree at `cwd` (a linked worktree has its own)."""
+        """The index file of the working tree at `cwd` (a linked worktree has its own): read
+        from its `.git` file ("gitdir: DIR") when it has one, else asked of git."""
+        try:
+            text = (Path(cwd) / ".git").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        if text.startswith("gitdir:") and text.count("\n") <= 1:
+            gitdir = Path(text[len("gitdir:"):].strip())
+            return (gitdir if gitdir.is_absolute() else Path(cwd) / gitdir) / "index"
         real = Path(self.out("rev-parse", "--git-path", "index", cwd=cwd))
         return real if real.is_absolute() else Path(cwd) / real
 
