@@ -9,7 +9,8 @@ once, as a user's own git would (its index was written in the second its last fi
 so until then git re-reads those files in every command: "racy git"; a user's repository
 is not in that state for long).
 
-git_worktree_add_ms   plain `git worktree add -b BRANCH PATH HEAD` (median): the floor.
+git_worktree_add_ms   plain `git worktree add -b BRANCH PATH HEAD` (median): the floor, one
+                      sample next to each claim run (the load drifts during a run).
 worktree_create_ms    claim to ready: board.claim + Worktrees.prepare, i.e. a snapshot of the
                       main tree (one uncommitted edit and one untracked file in it, changed
                       before every run so no snapshot is reused) + `git worktree add` (median).
@@ -26,7 +27,8 @@ land_without_removal_ms  the same without the worktree removal (landing proper),
 land_at_claim_ms      a landing started in the second of the claim, before the settle (no
                       real task is that fast): git re-reads every checked-out file; for scale.
 git_commit_floor_ms   plain `git add -A && git commit` of a one-file change in a settled
-                      plain worktree of the same repository: the floor of step 1 alone
+                      plain worktree of the same repository, one sample next to each
+                      landing: the floor of step 1 alone
                       (land_vs_floor, land_cpu_vs_floor: the ratios, steadier than ms on a
                       loaded machine).
 *_cpu_ms              CPU time (this process + the git processes it ran) of the same steps:
@@ -95,28 +97,29 @@ def measured(fn, cpu: list[float]) -> float:
     return wall
 
 
-def plain_add(root: Path, runs: int, tag: str, cpu: list[float]) -> list[float]:
-    out = []
-    for i in range(runs):
-        path = root.parent / f"plain-{tag}{i}"
-        out.append(measured(lambda p=path, i=i: git(root, "worktree", "add", "-q", "-b",
-                                                 f"plain-{tag}{i}", str(p), "HEAD"), cpu))
-        git(root, "worktree", "remove", "--force", str(path))
-    return out
-
-
-def commit_floor(root: Path, runs: int, cpu: list[float]) -> list[float]:
-    """`git add -A && git commit` of a one-file change in a settled plain worktree."""
-    path = root.parent / "plain-commit"
-    git(root, "worktree", "add", "-q", "-b", "plain-commit", str(path), "HEAD")
-    settle(path)
-    out = []
-    for i in range(runs):
-        (path / "pkg050" / "mod050.py").write_text(f"# commit {i}\n")
-        out.append(measured(lambda i=i: (git(path, "add", "-A"),
-                                         git(path, "commit", "-q", "-m", f"commit {i}")), cpu))
+def plain_add(root: Path, tag: str, cpu: list[float]) -> float:
+    path = root.parent / f"plain-{tag}"
+    wall = measured(lambda: git(root, "worktree", "add", "-q", "-b", f"plain-{tag}", str(path),
+                                "HEAD"), cpu)
     git(root, "worktree", "remove", "--force", str(path))
-    return out
+    return wall
+
+
+class CommitFloor:
+    """`git add -A && git commit` of a one-file change in a settled plain worktree."""
+
+    def __init__(self, root: Path) -> None:
+        self.root, self.path = root, root.parent / "plain-commit"
+        git(root, "worktree", "add", "-q", "-b", "plain-commit", str(self.path), "HEAD")
+        settle(self.path)
+
+    def once(self, i: int, cpu: list[float]) -> float:
+        (self.path / "pkg050" / "mod050.py").write_text(f"# commit {i}\n")
+        return measured(lambda: (git(self.path, "add", "-A"),
+                                 git(self.path, "commit", "-q", "-m", f"commit {i}")), cpu)
+
+    def close(self) -> None:
+        git(self.root, "worktree", "remove", "--force", str(self.path))
 
 
 class Runs:
@@ -133,11 +136,16 @@ class Runs:
         self.ms.setdefault(name, []).append(wall)
         return wall
 
+    def join_sweeper(self) -> None:
+        """The last landed worktree's files are deleted in the background (this process's
+        CPU): not part of the next measurement."""
+        if self.wt._sweeper is not None:
+            self.wt._sweeper.join()
+
     def claim(self, i: int, tag: str):
         """A task claimed after the main tree changed (no snapshot reused): ready to land."""
         root = self.rt.workdir
-        if self.wt._sweeper is not None:  # the last landed worktree's files, deleted in the
-            self.wt._sweeper.join()  # background: not part of the next measurement
+        self.join_sweeper()
         (root / "pkg000" / "mod000.py").write_text(f"# the user's edit {tag}{i}\n")
         (root / f"untracked-{tag}{i}.txt").write_text("new\n")
         self.measure("snapshot", self.wt.snapshots.take)
@@ -166,16 +174,20 @@ class Runs:
 
 
 def run_all(root: Path, runs: int) -> dict:
+    """Each floor sampled next to what it is the floor of (the load drifts during a run)."""
     rt = Runtime.open(root, RuntimeConfig())
     r = Runs(rt)
-    plain_cpu, floor_cpu = [], []
-    plain_add(root, 1, "warm", [])  # warm the caches once
-    plain = plain_add(root, runs, "", plain_cpu)
-    floor = commit_floor(root, runs, floor_cpu)
+    plain, plain_cpu, floor, floor_cpu = [], [], [], []
+    plain_add(root, "warm", [])  # warm the caches once
+    commits = CommitFloor(root)
     for i in range(runs):
+        r.join_sweeper()
+        plain.append(plain_add(root, str(i), plain_cpu))
         t = r.claim(i, "")
         r.measure("settle", lambda t=t: r.wt.wait_settled(t.id, 30.0))
+        floor.append(commits.once(i, floor_cpu))
         r.land("land", t)
+    commits.close()
     for i in range(runs):  # landing in the claim's second: before the settle ran
         r.land("land_at_claim", r.claim(i, "now-"))
     return {"plain": (plain, plain_cpu), "floor": (floor, floor_cpu), "ms": r.ms, "cpu": r.cpu}
