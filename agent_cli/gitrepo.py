@@ -130,9 +130,12 @@ class GitRepo:
         for _ in names:
             end = raw.index(b"\n", pos)
             header, pos = raw[pos:end].split(), end + 1
-            size = int(header[2]) if len(header) == 3 else -1  # else "NAME missing"
-            body, pos = raw[pos:pos + size], pos + size + 1 if size >= 0 else pos
-            if size < 0 or header[1] != b"commit":
+            if len(header) != 3:  # "NAME missing" (or ambiguous): no object follows
+                found.append(None)
+                continue
+            size = int(header[2])
+            body, pos = raw[pos:pos + size], pos + size + 1  # the object, then a newline
+            if header[1] != b"commit":
                 found.append(None)
                 continue
             fields = [ln.split(b" ", 1) for ln in body.split(b"\n\n", 1)[0].split(b"\n")]
@@ -168,9 +171,11 @@ class GitRepo:
         index = self.index_path(cwd)
         copy = index.with_name(index.name + ".agent-cli-settle")
         before = _identity(index)
+        if before is None:
+            return False
         try:
             shutil.copy2(index, copy)  # keeps the mtime: racy entries stay racy
-            if before is None or _identity(index) != before:
+            if _identity(index) != before:
                 return False
             self.run("update-index", "-q", "--refresh", cwd=cwd, check=False,
                      env={"GIT_INDEX_FILE": str(copy)})
