@@ -5,12 +5,17 @@ None. `run` calls git with a fixed environment: no hooks, no signing, no editor,
 terminal prompt, C locale, the GIT_* variables of an outer git (a hook, a rebase) removed, and
 agent-cli as the committer. Host git commands never pass the permission gate: the host runs
 them, not a model. A failing command raises GitError with git's own message.
+`settle_index` rewrites a fresh checkout's index once its second has passed (racy git).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +23,7 @@ from .errors import AgentCliError
 
 HOST_NAME = "agent-cli"
 HOST_EMAIL = "agent-cli@localhost"
+GIT_TIMEOUT_S = 600.0
 # An outer git's variables would point our commands at another index or repository.
 _DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_COMMON_DIR")
@@ -81,16 +87,26 @@ class GitRepo:
         """git ARGS in `cwd` (the main tree by default); GitError when it fails and `check`."""
         data = input.encode() if isinstance(input, str) else input
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 ["git", *_CONFIG, *args], cwd=cwd or self.top, env=host_env(env),
-                input=data, capture_output=True, timeout=600,
+                stdin=subprocess.PIPE if data is not None else subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except OSError as exc:
             raise GitError(f"git {args[0]} could not run: {exc}") from exc
+        # A watchdog, not communicate(timeout=): that one polls the exit with sleeps.
+        fired = threading.Event()
+        watchdog = threading.Timer(GIT_TIMEOUT_S, lambda: (fired.set(), proc.kill()))
+        watchdog.start()
+        try:
+            stdout, stderr = proc.communicate(data)
+        finally:
+            watchdog.cancel()
+        if fired.is_set():
+            raise GitError(f"git {args[0]} could not run: timed out after {GIT_TIMEOUT_S:g}s")
         out = subprocess.CompletedProcess(
             proc.args, proc.returncode,
-            proc.stdout.decode("utf-8", "surrogateescape"),
-            proc.stderr.decode("utf-8", "replace"),
+            stdout.decode("utf-8", "surrogateescape"), stderr.decode("utf-8", "replace"),
         )
         if check and proc.returncode != 0:
             raise GitError(f"git {args[0]} failed: {_first_lines(out.stderr or out.stdout)}")
@@ -105,6 +121,72 @@ class GitRepo:
         proc = self.run("rev-parse", "--verify", "-q", name + "^{commit}", check=False)
         return proc.stdout.strip() or None if proc.returncode == 0 else None
 
+    def commits(self, *names: str) -> list[tuple[str, str, list[str]] | None]:
+        """(id, tree, parents) of each commit named, None where there is none: one git call."""
+        raw = self.run("cat-file", "--batch", input="".join(f"{n}\n" for n in names)
+                       ).stdout.encode("utf-8", "surrogateescape")
+        found: list[tuple[str, str, list[str]] | None] = []
+        pos = 0
+        for _ in names:
+            end = raw.index(b"\n", pos)
+            header, pos = raw[pos:end].split(), end + 1
+            if len(header) != 3:  # "NAME missing" (or ambiguous): no object follows
+                found.append(None)
+                continue
+            size = int(header[2])
+            body, pos = raw[pos:pos + size], pos + size + 1  # the object, then a newline
+            if header[1] != b"commit":
+                found.append(None)
+                continue
+            fields = [ln.split(b" ", 1) for ln in body.split(b"\n\n", 1)[0].split(b"\n")]
+            tree = next(v.decode() for k, v in fields if k == b"tree")
+            found.append((header[0].decode(), tree,
+                          [v.decode() for k, v in fields if k == b"parent"]))
+        return found
+
+    def index_path(self, cwd: Path) -> Path:
+        """The index file of the working tree at `cwd` (a linked worktree has its own): read
+        from its `.git` file ("gitdir: DIR") when it has one, else asked of git."""
+        try:
+            text = (Path(cwd) / ".git").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        if text.startswith("gitdir:") and text.count("\n") <= 1:
+            gitdir = Path(text[len("gitdir:"):].strip())
+            return (gitdir if gitdir.is_absolute() else Path(cwd) / gitdir) / "index"
+        real = Path(self.out("rev-parse", "--git-path", "index", cwd=cwd))
+        return real if real.is_absolute() else Path(cwd) / real
+
+    def settle_index(self, cwd: Path, guard: Callable[[], AbstractContextManager[bool]]) -> bool:
+        """Refresh the index of the tree at `cwd` and put it in place; True when replaced.
+
+        A checkout writes its files and its index in the same second, and git (timestamps
+        in seconds) must then re-read every such "racily clean" file in each command that
+        looks at the tree, until an index is written in a later second. Called after that
+        second, this refreshes a copy (same mtime, so git still re-checks every racy entry:
+        nothing is trusted that git would not trust) and renames it over the index under
+        git's own index.lock, only when `guard()` yields True and the index is unchanged
+        since the copy; any doubt (a lock held, the index rewritten) leaves it as it was.
+        """
+        index = self.index_path(cwd)
+        copy = index.with_name(index.name + ".agent-cli-settle")
+        before = _identity(index)
+        if before is None:
+            return False
+        try:
+            shutil.copy2(index, copy)  # keeps the mtime: racy entries stay racy
+            if _identity(index) != before:
+                return False
+            self.run("update-index", "-q", "--refresh", cwd=cwd, check=False,
+                     env={"GIT_INDEX_FILE": str(copy)})
+            if os.stat(copy).st_mtime_ns == before[2]:
+                return False  # git had nothing to rewrite
+            with guard() as allowed:
+                return allowed and _swap_locked(index, copy, before)
+        finally:
+            for p in (copy, copy.with_name(copy.name + ".lock")):
+                p.unlink(missing_ok=True)
+
     def ensure_excluded(self, pattern: str) -> None:
         """Add `pattern` to .git/info/exclude once (the user's .gitignore is never touched)."""
         path = self.common_dir / "info" / "exclude"
@@ -118,6 +200,36 @@ class GitRepo:
         sep = "" if not text or text.endswith("\n") else "\n"
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(f"{sep}# agent-cli: task worktrees and session state\n{pattern}\n")
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def _swap_locked(index: Path, new: Path, before: tuple[int, int, int]) -> bool:
+    """os.replace(new, index) holding index.lock (git's protocol), if index is `before`."""
+    lock = index.with_name(index.name + ".lock")
+    try:
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError:  # a git command holds it: leave the index to it
+        return False
+    try:
+        if _identity(index) != before:
+            return False
+        os.replace(new, index)
+        return True
+    finally:
+        mine = os.fstat(fd).st_ino
+        os.close(fd)
+        try:
+            if os.lstat(lock).st_ino == mine:  # never another process's lock
+                os.unlink(lock)
+        except FileNotFoundError:
+            pass
 
 
 def _first_lines(text: str, n: int = 4) -> str:

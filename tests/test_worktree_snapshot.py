@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_worktree_support import git, git_repo
+from test_worktree_support import WAIT, git, git_repo
 
 from agent_cli.gitrepo import GitError
 from agent_cli.runtime import Runtime, RuntimeConfig
@@ -112,3 +112,38 @@ def test_a_file_the_task_deletes_is_deleted_and_a_new_directory_made(workdir):
     assert not (workdir / "old").exists()
     assert (workdir / "new" / "deep" / "x.txt").read_text() == "x\n"
     assert os.stat(workdir / "run.sh").st_mode & 0o111
+
+
+def test_snapshot_rechecks_a_file_racily_clean_in_the_users_index(workdir):
+    """The user stages a.txt, then rewrites it in place (same size) within the same second:
+    the index's stat data still matches; only the index's own mtime tells git to look."""
+    git_repo(workdir, {"a.txt": "old\n"})
+    git(workdir, "config", "core.trustctime", "false")  # what differs: the content alone
+    (workdir / "a.txt").write_text("new\n")
+    debug = git(workdir, "ls-files", "--debug", "a.txt")
+    sec, nsec = (int(x) for x in debug.split("mtime: ")[1].split()[0].split(":"))
+    os.utime(workdir / "a.txt", ns=(sec * 10**9 + nsec, sec * 10**9 + nsec))
+    os.utime(workdir / ".git" / "index", ns=(sec * 10**9, sec * 10**9))  # that same second
+    rt = Runtime.open(workdir, RuntimeConfig())
+    task = rt.board.claim(rt.board.create("look").id, "alice")
+    rt.worktrees.prepare(task, "alice")
+    assert (rt.worktrees.path(task.id) / "a.txt").read_text() == "new\n"
+
+
+def test_a_new_worktrees_index_is_settled_and_an_early_edit_still_shows(workdir):
+    """After its checkout's second, the worktree's index is rewritten (git stops re-reading
+    every file as racily clean), and an in-place edit made before that is still a change."""
+    git_repo(workdir, {f"f{i}.txt": f"{i:04d}\n" for i in range(40)})
+    rt = Runtime.open(workdir, RuntimeConfig())
+    task = rt.board.claim(rt.board.create("settle").id, "alice")
+    rt.worktrees.prepare(task, "alice")
+    wt = rt.worktrees.path(task.id)
+    index = rt.worktrees.repo.index_path(wt)
+    checked_out = os.stat(wt / "f0.txt").st_mtime
+    with open(wt / "f1.txt", "r+") as fh:  # same size, in place: stat alone cannot tell
+        fh.write("XXXX\n")
+    assert rt.worktrees.wait_settled(task.id, WAIT)
+    assert int(os.stat(index).st_mtime) > int(checked_out)
+    assert git(wt, "status", "--porcelain") == " M f1.txt\n"
+    landed = rt.worktrees.landing.land(task, "alice", task.claim_token, "ok")
+    assert landed.files == ["f1.txt"] and (workdir / "f1.txt").read_text() == "XXXX\n"

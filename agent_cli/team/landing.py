@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,10 +74,11 @@ class Landing:
                    "subject": task.subject, "step": "commit", "pid": os.getpid()}
             self._write(job)
             try:
+                self.wt.stop_settling(task.id)  # step 1 refreshes the worktree's index itself
                 self.wt.state.update(task.id, status="landing")
                 self._step("commit")
-                self._commit(task, owner)
-                return self._rounds(task, job, cancel)
+                head, base = self._commit_and_snapshot(task, owner)
+                return self._rounds(task, job, head, base, cancel)
             except BaseException:
                 if job["step"] not in ("apply", "applied"):
                     self._drop()
@@ -85,19 +87,24 @@ class Landing:
                         self.wt.state.update(task.id, status="active")
                 raise
 
-    def _rounds(self, task: Task, job: dict, cancel: threading.Event | None) -> Landed:
+    def _rounds(self, task: Task, job: dict, head: str | None, base: str | None,
+                cancel: threading.Event | None) -> Landed:
         for _ in range(MAX_ROUNDS):
-            base = self.wt.snapshots.take()
-            job["step"] = "merge"
-            self._write(job)
+            base = base or self.wt.snapshots.take()
             self._step("merge")
-            self._merge(task, base)
+            if not self._holds(task, base):
+                job["step"] = "merge"  # (a run killed merging aborts the merge: leftovers)
+                self._write(job)
+                self._merge(task, base)
+                head = None
             if task.verify is not None:
                 self._step("verify")
                 self._verify(task, cancel)
-            merged = self.repo.out("rev-parse", "HEAD", cwd=self.wt.path(task.id))
+                head = None  # what lands is what was verified
+            merged = head = head or self.repo.out("rev-parse", "HEAD", cwd=self.wt.path(task.id))
             plan = self.apply.plan(base, merged)
             if plan is None:
+                base = None
                 continue  # the main tree changed the same lines since step 2
             self.apply.check_paths(plan.files)
             self._check_holder(task.id, job["owner"], job["token"])
@@ -112,7 +119,16 @@ class Landing:
                            "complete_task again")
 
     # ----- steps -----------------------------------------------------------------------
-    def _commit(self, task: Task, owner: str) -> None:
+    def _commit_and_snapshot(self, task: Task, owner: str) -> tuple[str | None, str]:
+        """Step 1, and meanwhile the main tree's snapshot step 2 merges (two independent
+        `git add -A`, one per tree, at once)."""
+        with ThreadPoolExecutor(1, thread_name_prefix="landing-snapshot") as pool:
+            snapshot = pool.submit(self.wt.snapshots.take)
+            head = self._commit(task, owner)
+            return head, snapshot.result()
+
+    def _commit(self, task: Task, owner: str) -> str | None:
+        """The branch's HEAD after committing the worktree's changes (None: ask git)."""
         wt = self.wt.path(task.id)
         add_all(self.repo, wt)
         merging = self._merging(wt)
@@ -129,13 +145,14 @@ class Landing:
         if merging:  # git commit concludes the merge the teammate resolved
             subject += " (conflict with the main tree resolved)"
             self.repo.run("commit", "-q", "--no-verify", "-m", subject, cwd=wt, env=author)
-            return
+            return None
         tree = self.repo.out("write-tree", cwd=wt)
         head, head_tree = self.repo.out("rev-parse", "HEAD", "HEAD^{tree}", cwd=wt).split()
         if tree == head_tree:
-            return  # nothing new since the last commit
+            return head  # nothing new since the last commit
         commit = self.repo.out("commit-tree", tree, "-p", head, "-m", subject, env=author)
         self.repo.run("update-ref", "-m", "agent-cli: task commit", "HEAD", commit, head, cwd=wt)
+        return commit
 
     def _merging(self, wt: Path) -> bool:
         """A merge in progress in the worktree (its MERGE_HEAD; no git process needed)."""
@@ -156,11 +173,13 @@ class Landing:
                     found.append(path)
         return found
 
+    def _holds(self, task: Task, base: str) -> bool:
+        """The branch already holds this main tree (nothing to merge)."""
+        return self.repo.run("merge-base", "--is-ancestor", base, "HEAD", cwd=self.wt.path(
+            task.id), check=False).returncode == 0
+
     def _merge(self, task: Task, base: str) -> None:
         wt = self.wt.path(task.id)
-        if self.repo.run("merge-base", "--is-ancestor", base, "HEAD", cwd=wt,
-                         check=False).returncode == 0:
-            return  # the branch already holds this main tree
         proc = self.repo.run("merge", "--no-edit", "-m", f"task #{task.id}: merge the main tree",
                              base, cwd=wt, check=False)
         if proc.returncode == 0:

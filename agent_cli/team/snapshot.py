@@ -67,20 +67,19 @@ class Snapshots:
         """The commit of the main tree as it is now (reused while nothing changed)."""
         with self._lock.held():
             tree = self._tree_now()
-            head = self.repo.rev("HEAD")
-            prev = self.repo.run("log", "-1", "--format=%H %T %P", REF, "--", check=False)
-            fields = prev.stdout.split() if prev.returncode == 0 else []
-            if fields and fields[1] == tree and (head is None or head in fields[2:]):
-                return fields[0]
+            head_commit, prev = self.repo.commits("HEAD", REF)
+            head = head_commit[0] if head_commit else None
+            if prev and prev[1] == tree and (head is None or head in prev[2]):
+                return prev[0]
             parents = []
-            for p in (head, fields[0] if fields else None):
+            for p in (head, prev[0] if prev else None):
                 if p and p not in parents:
                     parents += [p]
             args = ["commit-tree", tree, "-m", "agent-cli: snapshot of the main tree"]
             for p in parents:
                 args += ["-p", p]
             commit = self.repo.out(*args)
-            self.repo.run("update-ref", REF, commit, *([fields[0]] if fields else []))
+            self.repo.run("update-ref", REF, commit, *([prev[0]] if prev else []))
             return commit
 
     def _tree_now(self) -> str:
@@ -90,8 +89,8 @@ class Snapshots:
         if lock.exists():  # left by a killed snapshot; we hold the snapshot lock
             lock.unlink()
         src = self.repo.common_dir / "index"
-        if src.exists():
-            shutil.copyfile(src, self.index)
+        if src.exists():  # with its mtime, so git re-checks entries racily clean in it
+            shutil.copy2(src, self.index)
         elif self.index.exists():
             os.unlink(self.index)
         env = {"GIT_INDEX_FILE": str(self.index)}
@@ -104,8 +103,8 @@ def tree_of_dir(repo: GitRepo, worktree: Path, index: Path) -> str:
     through a throw-away index: the worktree's own index is left as it is."""
     real = repo.out("rev-parse", "--git-path", "index", cwd=worktree)
     src = Path(real) if os.path.isabs(real) else worktree / real
-    if src.exists():
-        shutil.copyfile(src, index)
+    if src.exists():  # (copy2: the mtime too, see Snapshots._tree_now)
+        shutil.copy2(src, index)
     env = {"GIT_INDEX_FILE": str(index)}
     try:
         add_all(repo, worktree, env)

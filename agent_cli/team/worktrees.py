@@ -5,6 +5,8 @@ In a git repository (the workdir or a parent) and unless `--worktrees off` / set
 `agent-cli/task-<id>`, started from a snapshot of the main tree (uncommitted and untracked
 files included). While the teammate holds the task its Workspace is that worktree. A released
 task keeps its worktree; the next claimer continues in it. Landing is team/landing.py.
+A new worktree's index is settled in the background once its checkout's second has passed
+(GitRepo.settle_index), so the landing's `git add -A` does not re-read all its files.
 """
 
 from __future__ import annotations
@@ -12,7 +14,10 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,6 +74,8 @@ class Worktrees:
         self.snapshots = Snapshots(self.repo, self.state_dir) if self.repo else None
         self.landing = None
         self._sweeper: threading.Thread | None = None
+        self._settlers: dict[int, tuple[threading.Thread, threading.Event]] = {}
+        self._settle_lock = threading.Lock()  # a settle's swap vs a landing starting
         if self.repo is not None:
             from .landing import Landing
 
@@ -174,7 +181,56 @@ class Worktrees:
             self.repo.run("worktree", "add", "--quiet", "-b", branch, str(path), base)
         self.state.update(task_id, path=path.relative_to(self.workdir).as_posix(),
                           branch=branch, status="active", base=base, owner=owner, detail="")
+        self._settle_later(task_id)
         return False
+
+    # ----- the new worktree's index ----------------------------------------------------
+    def _settle_later(self, task_id: int) -> None:
+        """Once the second the checkout wrote the index in has passed, settle the index on
+        a daemon thread (a landing starting first cancels it: it does the refresh itself)."""
+        assert self.repo is not None
+        repo, path, cancel = self.repo, self.path(task_id), threading.Event()
+
+        def run() -> None:
+            try:
+                written = os.stat(repo.index_path(path)).st_mtime
+                if not cancel.wait(max(0.0, int(written) + 1.05 - time.time())):
+                    repo.settle_index(path, lambda: self._swap_allowed(cancel))
+            except (GitError, OSError):  # the worktree went away: nothing to settle
+                pass
+
+        thread = threading.Thread(target=run, name=f"worktree-settle-{task_id}", daemon=True)
+        with self._settle_lock:
+            self._settlers[task_id] = (thread, cancel)
+        thread.start()
+
+    @contextmanager
+    def _swap_allowed(self, cancel: threading.Event) -> Iterator[bool]:
+        """True while no landing runs, in this process (cancel) or another (its lock)."""
+        with self._settle_lock, ExitStack() as stack:
+            allowed = not cancel.is_set() and self.landing is not None
+            if allowed:
+                try:
+                    stack.enter_context(StateLock(self.landing.lock.path, timeout=0).held())
+                except StorageError:
+                    allowed = False
+            yield allowed
+
+    def stop_settling(self, task_id: int) -> None:
+        """No settle of the task's index from now on (the landing is about to start)."""
+        with self._settle_lock:
+            entry = self._settlers.pop(task_id, None)
+            if entry is not None:
+                entry[1].set()
+
+    def wait_settled(self, task_id: int, timeout: float) -> bool:
+        """Wait for the task's index settle to end (benchmarks, tests); False on timeout."""
+        with self._settle_lock:
+            entry = self._settlers.get(task_id)
+        if entry is None:
+            return True
+        entry[0].join(timeout)
+        return not entry[0].is_alive()
 
     def _discard_partial(self, path: Path) -> None:
         """A worktree directory never finished (a killed `worktree add`): it holds no work."""
