@@ -102,6 +102,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="Claude model name, 'demo' (offline), or 'script:PATH.json' (scripted); "
         "default: $AGENT_CLI_MODEL, else Claude when credentials are set, else demo",
     )
+    add_headless_options(parser)
+    add_permission_options(parser)
+    parser.add_argument("--idle-timeout", type=idle_seconds, default=60.0, metavar="S",
+                        help="seconds before an idle teammate notifies the lead (0 = never)")
+    parser.add_argument("--compact-at", type=token_count, default=None, metavar="TOKENS",
+                        help="summarize an agent's older context once it passes TOKENS "
+                        f"(default: ${COMPACT_ENV}, else 100000)")
+    parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
+                        help="MCP servers to start (Claude Code's .mcp.json format; repeatable); "
+                        "the workdir's .mcp.json is used too, once you trust it")
+    add_session_options(parser)
+    parser.add_argument("--worktrees", choices=("on", "off"), default=None,
+                        help="teammates' tasks in git worktrees (default: on in a git "
+                        "repository, unless settings say \"worktrees\": \"off\")")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    tasks_cmd.add_parser(sub, workdir_parent())
+    team_cmd.add_parsers(sub, workdir_parent())
+    watch_cmd.add_parser(sub, workdir_parent())
+    return parser
+
+
+def add_headless_options(parser: argparse.ArgumentParser) -> None:
+    """-p and what shapes a headless run."""
     parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
                         help="headless: run one lead turn with PROMPT and print the result")
     parser.add_argument("--wait", action="store_true",
@@ -115,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="headless: at most N lead model requests in this run")
     parser.add_argument("--append-system-prompt", default="", metavar="TEXT",
                         help="text added to the end of the lead's system prompt")
+
+
+def add_permission_options(parser: argparse.ArgumentParser) -> None:
+    """Rules, modes and trust given on the command line."""
     parser.add_argument("--allow", action="append", default=[], metavar="RULE",
                         help="allow rule, e.g. 'Bash(git status)' or 'Write(src/**)'")
     parser.add_argument("--deny", action="append", default=[], metavar="RULE",
@@ -124,26 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "else default")
     parser.add_argument("--dangerously-skip-permissions", action="store_true",
                         help="allow bypassPermissions mode (always shown in the toolbar)")
-    parser.add_argument("--idle-timeout", type=idle_seconds, default=60.0, metavar="S",
-                        help="seconds before an idle teammate notifies the lead (0 = never)")
-    parser.add_argument("--compact-at", type=token_count, default=None, metavar="TOKENS",
-                        help="summarize an agent's older context once it passes TOKENS "
-                        f"(default: ${COMPACT_ENV}, else 100000)")
-    parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
-                        help="MCP servers to start (Claude Code's .mcp.json format; repeatable); "
-                        "the workdir's .mcp.json is used too, once you trust it")
     parser.add_argument("--trust-project-hooks", action="store_true",
                         help="run the hooks of .agent-cli/settings.json without asking "
                         "(a terminal session asks once; a headless run skips them otherwise)")
-    add_session_options(parser)
-    parser.add_argument("--worktrees", choices=("on", "off"), default=None,
-                        help="teammates' tasks in git worktrees (default: on in a git "
-                        "repository, unless settings say \"worktrees\": \"off\")")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    tasks_cmd.add_parser(sub, workdir_parent())
-    team_cmd.add_parsers(sub, workdir_parent())
-    watch_cmd.add_parser(sub, workdir_parent())
-    return parser
 
 
 def add_session_options(parser: argparse.ArgumentParser) -> None:
