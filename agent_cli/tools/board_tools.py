@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..board import routing
 from ..board.models import Verify
+from ..board.route_args import ASSIGNEE_MEANS, PLAN_MEANS, ROLE_MEANS, reroutes
 from ..errors import AgentCliError, CorruptFile, ToolError, UserError
 from ..events import MessageEvent, TaskEvent
 from ..team.assignments import check_pairing
@@ -34,12 +35,10 @@ class CreateTaskInput(_Input):
     blocked_by: list[int] = Field(default_factory=list, description="ids that must complete first")
     verify: Verify | None = Field(None, description="how the host checks completion")
     assignee: str | None = Field(
-        None, description="only this teammate may take it (a name; it may be spawned later)"
+        None, description=f"{ASSIGNEE_MEANS} (a name; it may be spawned later)"
     )
-    role: str | None = Field(None, description="only teammates of this role may take it")
-    require_plan: bool = Field(
-        False, description="whoever takes it must get a plan for it approved before acting"
-    )
+    role: str | None = Field(None, description=ROLE_MEANS)
+    require_plan: bool = Field(False, description=PLAN_MEANS)
 
 
 class UpdateTaskInput(_Input):
@@ -158,9 +157,7 @@ def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
 @user_errors
 def _update(args: UpdateTaskInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
-    if not args.add_blocked_by and args.assignee is None and args.role is None and (
-        args.require_plan is None
-    ):
+    if not args.add_blocked_by and not reroutes(args.assignee, args.role, args.require_plan):
         raise ToolError("nothing to update: give add_blocked_by, assignee, role or require_plan")
     check_pairing(rt.roster, args.assignee, args.role)
     task = rt.board.update(
