@@ -9,9 +9,8 @@ MAX_LEAD_TURNS turns run in all.
 
 No human is there to ask: the rules decide, and anything that would ask is denied. The
 denials are collected (who, tool, what, the rule that would allow it; headless_listeners.py)
-and reported. The whole
-run is bounded by --timeout: on expiry it says what was still running and exits 1. The team
-is shut down cleanly at the end in every case.
+and reported. The whole run is bounded by --timeout: on expiry it says what was still running
+and exits 1. The team is shut down cleanly at the end in every case.
 
 Failures are never silent: a lead turn that ends in a model error prints one line on stderr
 ("agent-cli: lead model error (connection): ...") and adds "error": {kind, message} to the
