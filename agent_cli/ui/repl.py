@@ -244,8 +244,8 @@ class Repl:
         ask_project_hooks(self.runtime, self._question)
         self.lead_hooks.session_start()
         stale = startup.stale_tasks(self.runtime)
-        if stale and self._yes(startup.stale_question(stale),
-                               "Release them so other teammates can claim them? [y/N] "):
+        if stale and self._question(startup.stale_question(stale),
+                                    "Release them so other teammates can claim them? [y/N] "):
             self.printer.write(render_str(startup.release_all(self.runtime, stale),
                                           self.width(), self.color))
         self._start_mcp()
@@ -275,24 +275,13 @@ class Repl:
             self.note(problem, style="red")
         pending = mcp.needs_trust()
         if pending:
-            problem = mcp.answer_trust(pending, self._yes(trust_question(pending),
-                                                          "Start them? [y/N] "))
+            problem = mcp.answer_trust(pending, self._question(trust_question(pending),
+                                                               "Start them? [y/N] "))
             if problem:
                 self.note(f"answer not saved: {problem}", style="yellow")
         note = start_note(mcp.start())
         if note is not None:
             self.printer.write(render_str(note, self.width(), self.color))
-
-    def _yes(self, question: Any, prompt: str) -> bool:
-        """A start-up y/N question (before the main prompt opens); anything but yes is no."""
-        self.printer.write(render_str(question, self.width(), self.color))
-        self._drain()
-        try:
-            yes = PromptSession(input=self.session.input, output=self.session.output).prompt(
-                prompt)
-        except (EOFError, KeyboardInterrupt):
-            yes = ""
-        return yes.strip().lower() in ("y", "yes")
 
     def loop(self) -> None:
         pending = ""
