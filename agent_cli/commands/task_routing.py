@@ -74,14 +74,9 @@ def cmd_update(args: argparse.Namespace) -> int:
             "nothing to update: give --assign/--unassign, --role/--any-role, "
             "--require-plan/--no-require-plan or --blocked-by"
         )
-    check_pairing(roster_of(args), assignee, role)
+    route = routed(roster_of(args), assignee, role, plan)
     task = board_of(args).update(
-        args.id,
-        add_blocked_by=args.blocked_by,
-        actor=args.actor,
-        assignee=assignee,
-        role=role,
-        require_plan=plan,
+        args.id, add_blocked_by=args.blocked_by, actor=args.actor, **route
     )
     print(render_task(task))
     return 0
@@ -94,10 +89,13 @@ def roster_of(args: argparse.Namespace) -> Roster:
     return Roster(workdir_of(args) / ".team")
 
 
-def check_pairing(roster: Roster, assignee: str | None, role: str | None) -> None:
-    from ..team.assignments import check_pairing as check
+def routed(
+    roster: Roster, assignee: str | None, role: str | None, require_plan: bool | None
+) -> dict:
+    """team/assignments.routed, imported when a command runs (it pulls in the board)."""
+    from ..team.assignments import routed as checked
 
-    check(roster, assignee, role)
+    return checked(roster, assignee, role, require_plan)
 
 
 def claim_role(args: argparse.Namespace) -> str | None:

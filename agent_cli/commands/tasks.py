@@ -21,9 +21,9 @@ from .task_routing import (
     add_parser_update,
     add_routing_flags,
     check_flags,
-    check_pairing,
     claim_role,
     roster_of,
+    routed,
     stranded_marks,
 )
 from .task_views import render_table, render_task
@@ -218,16 +218,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     elif args.expect_stdout is not None or args.expect_stdout_file is not None:
         raise UserError("--expect-stdout/--expect-stdout-file need --verify-command")
     check_flags(args)
-    check_pairing(roster_of(args), args.assign, args.role)
+    route = routed(roster_of(args), args.assign, args.role, args.require_plan)
     task = board_of(args).create(
-        args.subject,
-        args.description,
-        args.blocked_by,
-        verify,
-        actor=args.actor,
-        assignee=args.assign,
-        role=args.role,
-        require_plan=args.require_plan,
+        args.subject, args.description, args.blocked_by, verify, actor=args.actor, **route
     )
     print(task.id)
     return 0

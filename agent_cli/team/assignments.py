@@ -117,3 +117,12 @@ def check_pairing(roster: Roster, assignee: str | None, role: str | None) -> Non
         raise UserError(
             f"{assignee}'s role is {member.role!r}, not {role!r}: give one or the other"
         )
+
+
+def routed(
+    roster: Roster, assignee: str | None, role: str | None, require_plan: bool | None
+) -> dict:
+    """The routing keyword arguments of `board.create` / `board.update`, the same for the
+    CLI and the board tools: refused first when assignee and role could never meet."""
+    check_pairing(roster, assignee, role)
+    return {"assignee": assignee, "role": role, "require_plan": require_plan}

@@ -17,7 +17,7 @@ from ..board.models import Verify
 from ..board.route_args import ASSIGNEE_MEANS, PLAN_MEANS, ROLE_MEANS, reroutes
 from ..errors import AgentCliError, CorruptFile, ToolError, UserError
 from ..events import MessageEvent, TaskEvent
-from ..team.assignments import check_pairing
+from ..team.assignments import routed
 from .base import Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def _touch_teammate(rt: Runtime, name: str) -> None:
 @user_errors
 def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
-    check_pairing(rt.roster, args.assignee, args.role)
+    route = routed(rt.roster, args.assignee, args.role, args.require_plan)
     verify = args.verify
     if verify is not None:  # the model wrote it, whatever it says about itself
         verify = verify.model_copy(update={"set_by": ctx.agent})
@@ -144,9 +144,7 @@ def _create(args: CreateTaskInput, ctx: ToolContext) -> str:
         args.blocked_by,
         verify,
         actor=ctx.agent,
-        assignee=args.assignee,
-        role=args.role,
-        require_plan=args.require_plan,
+        **route,
     )
     rt.events.emit(
         TaskEvent(agent=ctx.agent, action="created", task_id=task.id, subject=task.subject)
@@ -159,14 +157,11 @@ def _update(args: UpdateTaskInput, ctx: ToolContext) -> str:
     rt = _runtime(ctx)
     if not args.add_blocked_by and not reroutes(args.assignee, args.role, args.require_plan):
         raise ToolError("nothing to update: give add_blocked_by, assignee, role or require_plan")
-    check_pairing(rt.roster, args.assignee, args.role)
     task = rt.board.update(
         args.task_id,
         add_blocked_by=args.add_blocked_by,
         actor=ctx.agent,
-        assignee=args.assignee,
-        role=args.role,
-        require_plan=args.require_plan,
+        **routed(rt.roster, args.assignee, args.role, args.require_plan),
     )
     rt.events.emit(
         TaskEvent(agent=ctx.agent, action="updated", task_id=task.id, subject=task.subject)
