@@ -1,7 +1,8 @@
 """Tasks nobody running may take: assigned to a member who is not running, or for a role no
 running member has. They are never silently blocked forever: `/tasks` and `tasks list` mark
 them, and the lead is told once per task and cause (a message from "board" in its inbox),
-checked when each lead turn starts and ends.
+checked when each lead turn starts and ends. `routed` checks a create's or update's
+assignee and role against the roster before the board sees them.
 """
 
 from __future__ import annotations
