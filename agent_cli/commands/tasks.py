@@ -58,6 +58,7 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def _add_parser_reads(acts: Any, parent: argparse.ArgumentParser) -> None:
+    """list / show: reading the board."""
     p = acts.add_parser("list", parents=[parent], help="all tasks as a table (or --json)")
     p.add_argument("--json", action="store_true", help="a JSON array of the task objects")
     p.set_defaults(handler=cmd_list)
