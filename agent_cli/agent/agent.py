@@ -6,68 +6,38 @@ identity re-injection), stream the model, and run the tools it asks for through 
 gate, until the model stops asking, a tool ends the turn (`idle`), the round limit is reached,
 the user interrupts, or the model fails. Everything the user sees leaves as events. Building
 and checking the request and streaming the response live in request.py; running the tool
-calls in tool_calls.py; the compaction steps in compaction.py.
+calls in tool_calls.py; the compaction steps in compaction.py; keeping the conversation and
+its transcript in step in history.py; the settings, pre-call answer and result in turn.py.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Interrupted, ModelError, UserError
 from ..events import AgentError, Compacted, Event, EventBus, Notice, TurnFinished, UsageEvent
 from ..models.base import Message, Model, ModelRequest, ResponseDone, ToolUseBlock, Usage
-from ..models.retry import RetryPolicy
 from ..pricing import Ledger
 from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
 from . import compaction, cutoff
-from .conversation import Conversation, answers_for, text_blocks
-from .delivered import Delivered
+from .conversation import answers_for, text_blocks
+from .history import History
 from .identity import Identity
 from .request import STRICT_ENV, PartialResponse, ToolSpecs, checked_messages, stream_with_retries
 from .tool_calls import ToolRunner
-from .transcript import Transcript, load_conversation
+from .transcript import load_conversation
+from .turn import AgentSettings, PreCall, TurnResult
 
 if TYPE_CHECKING:
     from ..permissions.gate import PermissionGate
     from ..permissions.hooks import HookRunner
 
 __all__ = ["STRICT_ENV", "Agent", "AgentSettings", "PreCall", "TurnResult"]
-
-
-@dataclass
-class AgentSettings:
-    max_rounds: int = 50
-    max_tokens: int = 8192
-    compact_threshold_tokens: int = 100_000
-    keep_recent_turns: int = 6
-    micro_compact_min_chars: int = 2000
-    retry: RetryPolicy = field(default_factory=lambda: RetryPolicy.from_env(os.environ))
-    max_tokens_ceiling: int = 64_000  # a request continuing a call cut by max_tokens gets more
-
-
-@dataclass
-class PreCall:
-    """What the pre-call hook wants: stop the turn (with a reason), or inject user text."""
-
-    stop: str | None = None
-    inject: list[str] = field(default_factory=list)
-
-
-@dataclass
-class TurnResult:
-    """stop_reason: end_turn, max_rounds, max_tokens, interrupted, idle, stopped or error."""
-
-    stop_reason: str
-    text: str = ""
-    rounds: int = 0
-    error: ModelError | None = None
 
 
 class Agent:
@@ -100,14 +70,14 @@ class Agent:
         self.workspace: Callable[[], Any] | None = None
         self.usage = Usage()
         self.spend = Ledger()  # usage per model, for prices (pricing.py)
-        self._conv = Conversation()
+        self._history = History(identity.name, transcript_dir, self._emit)
+        self._conv = self._history.conv  # read here; changed through _history or the loop
+        self.delivered = self._history.delivered  # inbox message ids taken into it
         self._cancel = threading.Event()
         self._turn_lock = threading.Lock()
-        self._transcript = Transcript(transcript_dir, identity.name) if transcript_dir else None
         self._reinject_identity = False
         self._last_input_tokens = 0
         self._specs = ToolSpecs()
-        self.delivered = Delivered()  # inbox message ids taken into this conversation
         self._cut_continued = False  # this turn already continued once after max_tokens
         self._max_tokens_next: int | None = None  # a larger budget for the next request only
         if resume:
@@ -129,7 +99,8 @@ class Agent:
 
     @property
     def transcript_path(self) -> Path | None:
-        return self._transcript.path if self._transcript else None
+        transcript = self._history.transcript
+        return transcript.path if transcript else None
 
     # -- public API ------------------------------------------------------------------
 
@@ -171,11 +142,9 @@ class Agent:
     def clear(self) -> None:
         """Forget the conversation (/clear); the transcript keeps it, with a clear marker."""
         with self._idle_lock("clear"):
-            self._conv.replace([])
+            self._history.clear()
             self._reinject_identity = False
             self._last_input_tokens = 0
-            if self._transcript:
-                self._guard_disk(self._transcript.clear)
 
     def restore(self, path: Path | None = None) -> int:
         """Rebuild the conversation from a transcript (default: this agent's own).
@@ -361,13 +330,10 @@ class Agent:
         summary, cost = summarizer.summarize(compaction.older_part(messages, cut), self._cancel)
         self._count_usage(cost)
         new = compaction.compacted(messages, cut, summary)
-        self._conv.replace(new)
+        after = compaction.estimate_tokens(new, self.system_prompt)
+        self._history.compacted(reason, summary, new, before, after)
         self._last_input_tokens = 0
         self._reinject_identity = True
-        after = compaction.estimate_tokens(new, self.system_prompt)
-        if self._transcript:
-            record = self._transcript.compaction
-            self._guard_disk(lambda: record(reason, summary, new, before, after))
         self._emit(Compacted(self.name, before, after))
         return True
 
@@ -389,26 +355,10 @@ class Agent:
     # -- bookkeeping -----------------------------------------------------------------
 
     def _add_user(self, blocks: list) -> None:
-        last = self._conv.last()
-        merged = last is not None and last.role == "user"
-        ids = self.delivered.take_pending()
-        if self._conv.add_user(blocks) is not None and self._transcript:
-            record = Message(role="user", content=blocks)
-            self._guard_disk(lambda: self._transcript.message(record, merged, ids))
-        self.delivered.commit(ids)
+        self._history.add_user(blocks)
 
     def _add_assistant(self, message: Message) -> Message | None:
-        added = self._conv.add_assistant(message)
-        if added is not None and self._transcript:
-            self._guard_disk(lambda: self._transcript.message(added))
-        return added
-
-    def _guard_disk(self, write: Callable[[], None]) -> None:
-        """A transcript that cannot be written is reported, never fatal to the turn."""
-        try:
-            write()
-        except UserError as exc:
-            self._emit(Notice(self.name, f"transcript not written: {exc}", level="warning"))
+        return self._history.add_assistant(message)
 
     @contextmanager
     def _idle_lock(self, what: str) -> Iterator[None]:

@@ -71,11 +71,7 @@ def claim_refusal(task: Task, name: str, role: str | None) -> str | None:
 
 def fields(assignee: object, role: object, require_plan: object) -> dict:
     """create's routing fields, checked (UserError with one line)."""
-    return {
-        "assignee": check_assignee(assignee),
-        "role": check_role(role),
-        "require_plan": check_flag(require_plan),
-    }
+    return _checked({"assignee": assignee, "role": role, "require_plan": require_plan})
 
 
 def short_reason(task: Task) -> str:
@@ -117,40 +113,36 @@ def check_flag(value: object, what: str = "require_plan") -> bool:
     return value
 
 
-def short(task: Task) -> str:
+def short(task: object) -> str:
     """The compact form for a table column: '@writer', 'role tester', '+plan'."""
-    parts = []
-    if task.assignee is not None:
-        parts.append(f"@{task.assignee}")
-    if task.role is not None:
-        parts.append(f"role {task.role}")
-    if task.require_plan:
-        parts.append("+plan")
-    return " ".join(parts)
+    return " ".join(_route_parts(task, "@", "role ", "+plan"))
 
 
 def describe(task: Task) -> str:
-    """'for writer', 'for role tester', '+ plan' pieces for one-line task listings."""
-    parts = []
-    if task.assignee is not None:
-        parts.append(f"assigned to {task.assignee}")
-    if task.role is not None:
-        parts.append(f"role {task.role}")
-    if task.require_plan:
-        parts.append("plan required")
-    return ", ".join(parts)
+    """'assigned to writer, role tester, plan required' for one-line task listings."""
+    return ", ".join(_route_parts(task, "assigned to ", "role ", "plan required"))
+
+
+def _route_parts(task: object, to: str, of_role: str, plan: str) -> list[str]:
+    """The routing a task carries, in words; any object with those attributes (a watch
+    frame's stand-in task too) reads as unrouted where they are missing or empty."""
+    assignee, role = getattr(task, "assignee", None), getattr(task, "role", None)
+    return [
+        *([f"{to}{assignee}"] if assignee else []),
+        *([f"{of_role}{role}"] if role else []),
+        *([plan] if getattr(task, "require_plan", False) else []),
+    ]
 
 
 def changes(assignee: str | None, role: str | None, require_plan: bool | None) -> dict:
     """The routing fields an update sets: None keeps a field, "" clears assignee / role."""
-    out: dict = {}
-    if assignee is not None:
-        out["assignee"] = check_assignee(assignee)
-    if role is not None:
-        out["role"] = check_role(role)
-    if require_plan is not None:
-        out["require_plan"] = check_flag(require_plan)
-    return out
+    given = {"assignee": assignee, "role": role, "require_plan": require_plan}
+    return _checked({k: v for k, v in given.items() if v is not None})
+
+
+def _checked(given: dict) -> dict:
+    checks = {"assignee": check_assignee, "role": check_role, "require_plan": check_flag}
+    return {k: checks[k](v) for k, v in given.items()}
 
 
 def not_pending(task: Task, rerouting: bool) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from ..board.route_args import ASSIGNEE_MEANS, PLAN_MEANS, ROLE_MEANS, reroutes
 from ..errors import UserError
 
 if TYPE_CHECKING:
@@ -26,14 +27,21 @@ def add_parser_update(acts: Any, parent: argparse.ArgumentParser) -> None:
     )
     p.add_argument("id", type=int)
     p.add_argument("--blocked-by", type=int, action="append", default=[], metavar="ID")
-    p.add_argument("--assign", metavar="NAME", help="only this teammate may claim it")
+    p.add_argument("--assign", metavar="NAME", help=ASSIGNEE_MEANS)
     p.add_argument("--unassign", action="store_true", help="drop the assignee")
-    p.add_argument("--role", metavar="ROLE", help="only teammates of this role may claim it")
+    p.add_argument("--role", metavar="ROLE", help=ROLE_MEANS)
     p.add_argument("--any-role", action="store_true", help="drop the role")
     p.add_argument("--require-plan", action="store_true", dest="plan_on")
     p.add_argument("--no-require-plan", action="store_true", dest="plan_off")
     p.add_argument("--as", dest="actor", default="lead", metavar="NAME")
     p.set_defaults(handler=cmd_update)
+
+
+def add_routing_flags(p: argparse.ArgumentParser) -> None:
+    """`tasks add`'s --assign NAME, --role ROLE, --require-plan (meanings: board/route_args)."""
+    p.add_argument("--assign", metavar="NAME", help=ASSIGNEE_MEANS)
+    p.add_argument("--role", metavar="ROLE", help=ROLE_MEANS)
+    p.add_argument("--require-plan", action="store_true", help=PLAN_MEANS)
 
 
 CONTRARY = (
@@ -51,7 +59,8 @@ def check_flags(args: argparse.Namespace) -> None:
 
 
 def cmd_update(args: argparse.Namespace) -> int:
-    from .tasks import board_of, render_task
+    from .task_views import render_task
+    from .tasks import board_of
 
     check_flags(args)
     for a, b, flag_a, flag_b in CONTRARY:
@@ -60,19 +69,14 @@ def cmd_update(args: argparse.Namespace) -> int:
     assignee = "" if args.unassign else args.assign
     role = "" if args.any_role else args.role
     plan = True if args.plan_on else False if args.plan_off else None
-    if not args.blocked_by and assignee is None and role is None and plan is None:
+    if not args.blocked_by and not reroutes(assignee, role, plan):
         raise UserError(
             "nothing to update: give --assign/--unassign, --role/--any-role, "
             "--require-plan/--no-require-plan or --blocked-by"
         )
-    check_pairing(roster_of(args), assignee, role)
+    route = routed(roster_of(args), assignee, role, plan)
     task = board_of(args).update(
-        args.id,
-        add_blocked_by=args.blocked_by,
-        actor=args.actor,
-        assignee=assignee,
-        role=role,
-        require_plan=plan,
+        args.id, add_blocked_by=args.blocked_by, actor=args.actor, **route
     )
     print(render_task(task))
     return 0
@@ -85,10 +89,13 @@ def roster_of(args: argparse.Namespace) -> Roster:
     return Roster(workdir_of(args) / ".team")
 
 
-def check_pairing(roster: Roster, assignee: str | None, role: str | None) -> None:
-    from ..team.assignments import check_pairing as check
+def routed(
+    roster: Roster, assignee: str | None, role: str | None, require_plan: bool | None
+) -> dict:
+    """team/assignments.routed, imported when a command runs (it pulls in the board)."""
+    from ..team.assignments import routed as checked
 
-    check(roster, assignee, role)
+    return checked(roster, assignee, role, require_plan)
 
 
 def claim_role(args: argparse.Namespace) -> str | None:
@@ -109,15 +116,3 @@ def stranded_marks(args: argparse.Namespace, tasks: list) -> dict[int, str]:
         return {}  # nothing routed: no need to read the roster
     roster = roster_of(args)
     return stranded(tasks, roster.snapshot().members, roster.is_alive)
-
-
-def routing_fields(task: Any) -> list[tuple[str, str]]:
-    """`tasks show` rows for the routing fields that are set."""
-    rows = []
-    if task.assignee is not None:
-        rows.append(("assignee", task.assignee))
-    if task.role is not None:
-        rows.append(("role", task.role))
-    if task.require_plan:
-        rows.append(("plan", "required (approved for this task before any change)"))
-    return rows

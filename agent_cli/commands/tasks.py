@@ -13,22 +13,21 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the board pulls in pydantic: imported when a command runs
-    from ..board.models import Problem, Task
+    from ..board.models import Problem
     from ..board.store import TaskBoard
 from ..errors import Refused, UserError
 from . import worktrees as worktree_cmds
 from .task_routing import (
     add_parser_update,
+    add_routing_flags,
     check_flags,
-    check_pairing,
     claim_role,
     roster_of,
-    routing_fields,
+    routed,
     stranded_marks,
 )
+from .task_views import render_table, render_task
 
-MARKERS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
-BLOCKED, BROKEN = "[!]", "[E]"
 EXIT_CODES = """exit codes:
   0  done
   1  doctor found problems, or the task file is unreadable
@@ -37,7 +36,6 @@ EXIT_CODES = """exit codes:
   4  refused (blocked, owned by someone else, wrong token, nothing claimable, cycle)
   5  storage error (nothing was half-written)
 """
-LEGEND = "[ ] pending  [>] in progress  [x] completed  [!] blocked  [E] unreadable file"
 
 
 def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
@@ -52,10 +50,15 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     acts = tasks.add_subparsers(dest="tasks_action", metavar="ACTION", required=True)
-
-    _add_parser_add(acts, parent)
+    _add_parser_add(acts, parent)  # the order here is the order `tasks --help` lists them
     add_parser_update(acts, parent)
+    _add_parser_reads(acts, parent)
+    _add_parser_ownership(acts, parent)
+    _add_parser_checks(acts, parent)
 
+
+def _add_parser_reads(acts: Any, parent: argparse.ArgumentParser) -> None:
+    """list / show: reading the board."""
     p = acts.add_parser("list", parents=[parent], help="all tasks as a table (or --json)")
     p.add_argument("--json", action="store_true", help="a JSON array of the task objects")
     p.set_defaults(handler=cmd_list)
@@ -65,6 +68,9 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_show)
 
+
+def _add_parser_ownership(acts: Any, parent: argparse.ArgumentParser) -> None:
+    """claim / complete / release: taking a task and giving it back."""
     p = acts.add_parser(
         "claim",
         parents=[parent],
@@ -104,6 +110,9 @@ def add_parser(sub: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--reason", default="released from the command line")
     p.set_defaults(handler=cmd_release)
 
+
+def _add_parser_checks(acts: Any, parent: argparse.ArgumentParser) -> None:
+    """doctor, the worktree verbs, graph: looking over the whole board."""
     p = acts.add_parser(
         "doctor", parents=[parent], help="list every problem on the board; exit 1 if there is any"
     )
@@ -159,13 +168,7 @@ def _add_parser_add(acts: Any, parent: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="who adds it, for the event log (default: lead)",
     )
-    p.add_argument("--assign", metavar="NAME", help="only this teammate may claim it")
-    p.add_argument("--role", metavar="ROLE", help="only teammates of this role may claim it")
-    p.add_argument(
-        "--require-plan",
-        action="store_true",
-        help="whoever claims it must get a plan for it approved before acting",
-    )
+    add_routing_flags(p)
     p.set_defaults(handler=cmd_add)
 
 
@@ -216,16 +219,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     elif args.expect_stdout is not None or args.expect_stdout_file is not None:
         raise UserError("--expect-stdout/--expect-stdout-file need --verify-command")
     check_flags(args)
-    check_pairing(roster_of(args), args.assign, args.role)
+    route = routed(roster_of(args), args.assign, args.role, args.require_plan)
     task = board_of(args).create(
-        args.subject,
-        args.description,
-        args.blocked_by,
-        verify,
-        actor=args.actor,
-        assignee=args.assign,
-        role=args.role,
-        require_plan=args.require_plan,
+        args.subject, args.description, args.blocked_by, verify, actor=args.actor, **route
     )
     print(task.id)
     return 0
@@ -368,119 +364,3 @@ def stale_holds(board: TaskBoard, args: argparse.Namespace) -> list[str]:
             lines.append(f"#{task.id} held by {m.name} ({where}); "
                          f"lease until {task.lease_expires_at or '?'}")
     return lines
-
-
-# ----- rendering -----
-def _cut(text: str, width: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def render_table(
-    tasks: list[Task], problems: list[Problem], marks: dict[int, str] | None = None,
-    where: Any = None,
-) -> str:
-    """The `tasks list` table: one row per task, an [E] row per unreadable file; a FOR column
-    when a task says who may take it, and a note per task nobody running may take (`marks`);
-    a WHERE column (`where(task_id)`: worktree, landed, landing refused) when a task has one."""
-    from ..board import dag, routing
-
-    routed = any(routing.short(t) for t in tasks)
-
-    by_id = {t.id: t for t in tasks}
-    rows: list[tuple[int, list[str]]] = []
-    for task in tasks:
-        waiting = dag.waiting_on(task, by_id) if task.status == "pending" else []
-        marker = BLOCKED if waiting else MARKERS[task.status]
-        rows.append(
-            (
-                task.id,
-                [
-                    marker,
-                    f"#{task.id}",
-                    _cut(task.subject, 40),
-                    task.owner or "-",
-                    *([routing.short(task) or "-"] if routed else []),
-                    dag.ids_text(waiting) or "-",
-                    _cut(task.result or "", 30) or "-",
-                ],
-            )
-        )
-    for prob in problems:
-        if prob.task_id not in by_id:  # an unreadable file: its own row, in id order
-            tid = prob.task_id or 0
-            rows.append(
-                (
-                    tid,
-                    [BROKEN, f"#{tid}" if tid else "?", f"unreadable {prob.path}: {prob.message}"],
-                )
-            )
-    if not rows:
-        return "no tasks on the board"
-    extra = _where_cells(rows, tasks, where)
-    rows.sort(key=lambda r: r[0])
-    header = ["", "ID", "SUBJECT", "OWNER", *(["FOR"] if routed else []), "BLOCKED BY", "RESULT",
-              *extra]
-    sized = [header] + [r[1] for r in rows if r[1][0] != BROKEN]
-    widths = [max(len(c[i]) for c in sized) for i in range(len(header))]
-    widths[1] = max(widths[1], *(len(r[1][1]) for r in rows))
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=False)).rstrip()
-        for row in [header] + [r[1] for r in rows]
-    ]
-    for tid, why in sorted((marks or {}).items()):
-        lines.append(f"note: #{tid} is {why}")
-    for prob in problems:
-        if prob.task_id in by_id:
-            lines.append(f"problem: {prob.line()}")
-    if problems:
-        lines.append(f"{len(problems)} problem(s): run `agent-cli tasks doctor`")
-    lines.append(LEGEND)
-    return "\n".join(lines)
-
-
-def _where_cells(rows: list[tuple[int, list[str]]], tasks: list[Task], where: Any) -> list[str]:
-    """Append each task row's WHERE cell (worktree, landed, landing refused); the header
-    cells to add: none when no task has a place."""
-    places = {t.id: where(t.id) for t in tasks} if where is not None else {}
-    if not any(places.values()):
-        return []
-    for tid, cells in rows:
-        if cells[0] != BROKEN:
-            cells.append(_cut(places.get(tid, ""), 40) or "-")
-    return ["WHERE"]
-
-
-def render_task(task: Task) -> str:
-    from ..board import dag
-
-    fields = [
-        ("task", f"#{task.id} {task.subject}"),
-        ("status", task.status),
-        ("owner", task.owner or "-"),
-        ("blocked by", dag.ids_text(task.blocked_by) or "-"),
-        ("created", task.created_at),
-        ("updated", task.updated_at),
-        ("claimed", task.claimed_at or "-"),
-        ("claim token", task.claim_token or "-"),
-        ("lease until", task.lease_expires_at or "-"),
-        ("result", task.result if task.result is not None else "-"),
-        *routing_fields(task),
-    ]
-    if task.verify is not None:
-        v = task.verify
-        expect = (
-            f"stdout {v.expected_stdout!r}"
-            if v.expected_stdout is not None
-            else f"stdout of {v.expected_stdout_file}"
-            if v.expected_stdout_file
-            else ""
-        )
-        exit_text = f"exit {v.expected_exit_code}" if v.expected_exit_code is not None else ""
-        expects = ", ".join(filter(None, [expect, exit_text])) or "nothing"
-        by = f", set by {v.set_by}" if v.set_by else ""
-        fields.append(("verify", f"{v.command}  (expects {expects}{by})"))
-    if task.description:
-        fields.append(("description", task.description))
-    return "\n".join(f"{k + ':':<13}{val}" for k, val in fields)
-

@@ -29,6 +29,7 @@ from .audit import AuditLog
 from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
 from .policy import PermissionPolicy
 from .shell_analysis import analyze
+from .shell_verdict import ShellVerdict
 
 PROTECTED_DIRS = frozenset({".agent-cli", ".tasks", ".team", ".git"})
 NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit",
@@ -85,19 +86,9 @@ class PermissionGate:
         kind = tool.permission
         noun = NOUNS.get(kind or "", f"{tool.name} call")
         verdict = self.policy.judge_shell(target) if kind == "Bash" else None
-        if kind is not None:
-            deny = verdict.entry if verdict and verdict.effect == "deny" else None
-            if verdict is None:
-                deny = self.policy.find("deny", kind, target)
-            if deny is not None:
-                why = f" ({verdict.reason})" if verdict and verdict.reason else ""
-                return Decision(
-                    False,
-                    deny.rule,
-                    f"Denied by rule {deny.rule} ({deny.source}): {noun} "
-                    f"{_short(target)} was not run{why}.",
-                    reason=verdict.reason if verdict else "",
-                )
+        denied = self._denied(kind, target, noun, verdict) if kind is not None else None
+        if denied is not None:
+            return denied
         if tool.read_hint and hook != "ask":  # an MCP tool that says it only reads
             return Decision(True, "read-only hint")  # deny rules alone apply
         if self.plan_gate is not None and not tool.plan_exempt and not tool.read_only:
@@ -140,6 +131,24 @@ class PermissionGate:
         if hook == "allow" and not guarded and not unseen:  # never past what a deny might hit
             return Decision(True, "hook")
         return self._ask(tool, args, ctx, target, noun, why)
+
+    def _denied(
+        self, kind: str, target: str, noun: str, verdict: ShellVerdict | None
+    ) -> Decision | None:
+        """The deny rules' step: a matching rule (for a shell command, the shell verdict's)."""
+        deny = verdict.entry if verdict and verdict.effect == "deny" else None
+        if verdict is None:
+            deny = self.policy.find("deny", kind, target)
+        if deny is None:
+            return None
+        why = f" ({verdict.reason})" if verdict and verdict.reason else ""
+        return Decision(
+            False,
+            deny.rule,
+            f"Denied by rule {deny.rule} ({deny.source}): {noun} "
+            f"{_short(target)} was not run{why}.",
+            reason=verdict.reason if verdict else "",
+        )
 
     def _ask(
         self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str, why: str = "",

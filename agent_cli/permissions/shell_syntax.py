@@ -15,7 +15,6 @@ from tree_sitter import Node
 
 from .shell_model import (
     CONTROL_RE,
-    HARMLESS_TARGETS,
     NAME_RE,
     REDIRECTS,
     RESERVED,
@@ -28,11 +27,11 @@ from .shell_model import (
     Finding,
     Line,
     Word,
-    descendants,
     gaps_ok,
     parse_tree,
     shape,
 )
+from .shell_redirects import RedirectReader, add_shown
 from .shell_words import ARITHMETIC, WordReader
 
 MAX_DEPTH = 6  # code inside code inside code... deeper than this is unreadable
@@ -42,12 +41,17 @@ class _Reader:
         self.depth = depth
         self.redirects: list[str] = []  # from enclosing redirected statements
         self.words = WordReader(line, self.substitution)
+        self.redirs = RedirectReader(line, self.words, self.statement, self._scratch)
 
     def b(self, node: Node) -> bytes:
         return self.line.raw[node.start_byte : node.end_byte]
 
     def t(self, node: Node) -> str:
         return self.b(node).decode("utf-8", errors="replace")
+
+    def _scratch(self) -> _Reader:
+        """A reader over the same text whose findings and commands are thrown away."""
+        return _Reader(Line(self.line.text, raw=self.line.raw), self.depth)
 
     # ----- statements -------------------------------------------------------------------------
     def statement(self, node: Node) -> None:
@@ -100,7 +104,7 @@ class _Reader:
             for child in node.children:
                 self.statement(child)
         elif t in REDIRECTS:  # a redirection alone still opens (or truncates) its file
-            shown = self.redirect(node)
+            shown = self.redirs.redirect(node)
             self.line.commands.append(
                 Command((), True, shape(self.t(node)),
                         tuple([*self.redirects, shown] if shown else self.redirects))
@@ -123,7 +127,7 @@ class _Reader:
 
     def _echo_output(self, node: Node) -> str | None:
         """The literal text `echo a b` / `printf '%s' x` writes, when it is plain."""
-        scratch = _Reader(Line(self.line.text, raw=self.line.raw), self.depth)
+        scratch = self._scratch()
         words: list[Word] = []
         for child in node.named_children:
             if child.type == "command_name":
@@ -148,8 +152,8 @@ class _Reader:
         for child in node.named_children:
             if child == body:
                 continue
-            self._add(self.redirects, self.redirect(child))
-            stdin_code = self._literal_input(child) or stdin_code
+            add_shown(self.redirects, self.redirs.redirect(child))
+            stdin_code = self.redirs.literal_input(child) or stdin_code
         if body is not None:
             start = len(self.line.commands)
             self.statement(body)
@@ -215,8 +219,8 @@ class _Reader:
             elif t == "variable_assignment":
                 assigns.append(self.assignment(child))
             elif t in REDIRECTS:
-                self._add(redirects, self.redirect(child))
-                code = self._literal_input(child)
+                add_shown(redirects, self.redirs.redirect(child))
+                code = self.redirs.literal_input(child)
                 if code is not None:
                     self.line.stdin_code[len(self.line.commands)] = code
             elif t == "command_name":
@@ -301,87 +305,6 @@ class _Reader:
             self.line.findings.append(
                 Finding(f"setting {name} changes what later commands run", True)
             )
-
-    # ----- redirections ------------------------------------------------------------------------
-    @staticmethod
-    def _add(redirects: list[str], shown: str) -> None:
-        if shown:
-            redirects.append(shown)
-
-    def redirect(self, node: Node) -> str:
-        """'' for a harmless redirection (fd duplication, /dev/null, a here-document into a
-        command), else how it reads: "> out.txt"."""
-        t = node.type
-        if t == "heredoc_redirect":
-            for child in node.named_children:
-                if child.type == "heredoc_body":
-                    self._heredoc_body(node, child)
-                elif child.type not in ("heredoc_start", "heredoc_end"):
-                    # `cat <<EOF | sh`: the rest of the pipeline reads what cat passes on
-                    start = len(self.line.commands)
-                    self.statement(child)
-                    body = self._literal_input(node)
-                    if body is not None and len(self.line.commands) > start:
-                        self.line.stdin_code[start] = body
-            return ""
-        if t == "herestring_redirect":
-            for child in node.named_children:
-                self.words.word(child)
-            return ""
-        op = ""
-        target: Word | None = None
-        for child in node.children:
-            if child.type == "file_descriptor":
-                continue
-            if not child.is_named:
-                op += child.type
-            else:
-                target = self.words.word(child)
-        if target is None:
-            return ""
-        if op in (">&", "<&", ">&-", "<&-") and target.text is not None and (
-            target.text.isdigit() or target.text == "-"
-        ):
-            return ""
-        if target.text in HARMLESS_TARGETS and op in (">", ">>", "&>", "&>>", ">|", ">&"):
-            return ""
-        shown = self.t(node)
-        return shape(shown)
-
-    def _heredoc_body(self, redirect: Node, body: Node) -> None:
-        quoted = any(
-            c.type == "heredoc_start" and self.b(c)[:1] in (b"'", b'"', b"\\")
-            for c in redirect.named_children
-        ) or any(c.type == "heredoc_start" and b"\\" in self.b(c) for c in redirect.named_children)
-        if quoted:
-            return
-        text = self.b(body)
-        seen = [d for d in descendants(body) if self.b(d)[:2] in (b"$(", b"`")]
-        if text.count(b"`") > 2 * sum(self.b(d)[:1] == b"`" for d in seen) or text.count(
-            b"$("
-        ) > sum(self.b(d)[:2] == b"$(" for d in seen):
-            self.line.unreadable("a substitution in a here-document")
-        for child in body.named_children:
-            if child.type != "heredoc_content":
-                self.words.word(child)
-
-    def _literal_input(self, node: Node) -> str | None:
-        """The literal text a here-string or here-document feeds to the command."""
-        if node.type == "herestring_redirect":
-            scratch = _Reader(Line(self.line.text, raw=self.line.raw), self.depth)
-            words = [scratch.words.word(c) for c in node.named_children]
-            if words and all(w.text is not None for w in words):
-                return " ".join(w.text for w in words if w.text is not None)
-            return None
-        if node.type == "heredoc_redirect":
-            for child in node.named_children:
-                if child.type == "heredoc_body" and not child.named_children:
-                    return self.t(child)
-                if child.type == "heredoc_body":
-                    parts = child.named_children
-                    if all(p.type == "heredoc_content" for p in parts):
-                        return self.t(child)
-        return None
 
     # ----- words -------------------------------------------------------------------------------
     def substitution(self, node: Node) -> None:

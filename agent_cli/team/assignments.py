@@ -1,7 +1,8 @@
 """Tasks nobody running may take: assigned to a member who is not running, or for a role no
 running member has. They are never silently blocked forever: `/tasks` and `tasks list` mark
 them, and the lead is told once per task and cause (a message from "board" in its inbox),
-checked when each lead turn starts and ends.
+checked when each lead turn starts and ends. `routed` checks a create's or update's
+assignee and role against the roster before the board sees them.
 """
 
 from __future__ import annotations
@@ -117,3 +118,12 @@ def check_pairing(roster: Roster, assignee: str | None, role: str | None) -> Non
         raise UserError(
             f"{assignee}'s role is {member.role!r}, not {role!r}: give one or the other"
         )
+
+
+def routed(
+    roster: Roster, assignee: str | None, role: str | None, require_plan: bool | None
+) -> dict:
+    """The routing keyword arguments of `board.create` / `board.update`, the same for the
+    CLI and the board tools: refused first when assignee and role could never meet."""
+    check_pairing(roster, assignee, role)
+    return {"assignee": assignee, "role": role, "require_plan": require_plan}

@@ -16,11 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..board import routing
 from ..board.models import Verify
+from ..board.route_args import ASSIGNEE_MEANS, PLAN_MEANS, ROLE_MEANS, reroutes
 from ..errors import AgentCliError, CorruptFile, ToolError, UserError
 from ..events import MessageEvent
 from ..names import LEAD
 from ..tools.base import Tool, ToolContext, ToolOutput
-from .assignments import check_pairing, marks
+from .assignments import marks, routed
 from .complete import complete_task
 from .landing import LandingRefused
 from .verify import VerifyFailed
@@ -40,12 +41,10 @@ class CreateTaskInput(_Input):
     blocked_by: list[int] = Field(default_factory=list, description="ids that must complete first")
     verify: Verify | None = Field(None, description="how the host checks completion")
     assignee: str | None = Field(
-        None, description="only this teammate may take it (a name; it may be spawned later)"
+        None, description=f"{ASSIGNEE_MEANS} (a name; it may be spawned later)"
     )
-    role: str | None = Field(None, description="only teammates of this role may take it")
-    require_plan: bool = Field(
-        False, description="whoever takes it must get a plan for it approved before acting"
-    )
+    role: str | None = Field(None, description=ROLE_MEANS)
+    require_plan: bool = Field(False, description=PLAN_MEANS)
 
 
 class UpdateTaskInput(_Input):
@@ -134,7 +133,7 @@ class BoardTools:
     @user_errors
     def create(self, args: CreateTaskInput, ctx: ToolContext) -> str:
         rt = self.rt
-        check_pairing(rt.roster, args.assignee, args.role)
+        route = routed(rt.roster, args.assignee, args.role, args.require_plan)
         verify = args.verify
         if verify is not None:  # the model wrote it, whatever it says about itself
             verify = verify.model_copy(update={"set_by": ctx.agent})
@@ -150,28 +149,21 @@ class BoardTools:
             args.blocked_by,
             verify,
             actor=ctx.agent,
-            assignee=args.assignee,
-            role=args.role,
-            require_plan=args.require_plan,
+            **route,
         )
         return f"created task #{task.id}: {task_line(task)}"
 
     @user_errors
     def update(self, args: UpdateTaskInput, ctx: ToolContext) -> str:
         rt = self.rt
-        if not args.add_blocked_by and args.assignee is None and args.role is None and (
-            args.require_plan is None
-        ):
+        if not args.add_blocked_by and not reroutes(args.assignee, args.role, args.require_plan):
             raise ToolError(
                 "nothing to update: give add_blocked_by, assignee, role or require_plan")
-        check_pairing(rt.roster, args.assignee, args.role)
         task = rt.board.update(
             args.task_id,
             add_blocked_by=args.add_blocked_by,
             actor=ctx.agent,
-            assignee=args.assignee,
-            role=args.role,
-            require_plan=args.require_plan,
+            **routed(rt.roster, args.assignee, args.role, args.require_plan),
         )
         return f"updated: {task_line(task)}"
 

@@ -8,9 +8,9 @@ text reflects what happened. Each of these turns opens with the lead's `<inbox>`
 MAX_LEAD_TURNS turns run in all.
 
 No human is there to ask: the rules decide, and anything that would ask is denied. The
-denials are collected (who, tool, what, the rule that would allow it) and reported. The whole
-run is bounded by --timeout: on expiry it says what was still running and exits 1. The team
-is shut down cleanly at the end in every case.
+denials are collected (who, tool, what, the rule that would allow it; headless_listeners.py)
+and reported. The whole run is bounded by --timeout: on expiry it says what was still running
+and exits 1. The team is shut down cleanly at the end in every case.
 
 Failures are never silent: a lead turn that ends in a model error prints one line on stderr
 ("agent-cli: lead model error (connection): ...") and adds "error": {kind, message} to the
@@ -30,92 +30,20 @@ import json
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..errors import UserError
-from ..events import Event, MessageEvent, Notice
-from ..names import LEAD
+from ..events import Notice
 from ..pricing import cost_report
+from .headless_listeners import NO_HUMAN, HeadlessDenials, TeammateFailures, WarningLines
 from .headless_session import HeadlessSession, result_fields
 from .outcome import EXIT_CODES, RunScope, assess, explain, unfinished_line
 from .stream_json import StreamJson
 from .toolbar import count_tasks
 
-NO_HUMAN = "no human to approve in headless mode"
 MAX_LEAD_TURNS = 10
 URGENT_TYPES = frozenset({"plan_approval_request"})  # a teammate waits for the lead
 ANSWER_TYPES = frozenset({"plan_approval_request", "result", "error", "message"})
-
-
-@dataclass
-class HeadlessDenials:
-    """Broker UI that denies every request at once and remembers it."""
-
-    broker: Any
-    items: list[dict[str, Any]] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    on_denied: Any = None  # called with each denial as it happens (stream-json)
-
-    def attach(self) -> None:
-        self.broker.attach_ui(self._drain)
-
-    def _drain(self) -> None:
-        # Runs on the asking thread once its request is queued; it drains the whole queue,
-        # so a request is never left waiting whichever thread gets here first.
-        from ..permissions.broker import ApprovalAnswer
-
-        while (req := self.broker.next_request(0)) is not None:
-            hint = f"; rerun with --allow '{req.suggested_rule}'" if req.suggested_rule else ""
-            answer = ApprovalAnswer("deny", feedback=NO_HUMAN + hint, source="headless")
-            if self.broker.answer(req.id, answer):
-                item = {"agent": req.agent, "tool": req.tool, "target": req.summary,
-                        "rule": req.suggested_rule, "purpose": req.purpose,
-                        **({"reason": req.reason} if req.reason else {})}
-                with self._lock:
-                    self.items.append(item)
-                if self.on_denied is not None:
-                    self.on_denied(item)
-
-    def snapshot(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return list(self.items)
-
-
-@dataclass
-class TeammateFailures:
-    """The `error` messages teammates send the lead when they fail, as they are sent."""
-
-    items: list[dict[str, str]] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def on_event(self, event: Event) -> None:
-        if isinstance(event, MessageEvent) and event.msg_type == "error" and event.to == LEAD:
-            with self._lock:
-                self.items.append({"agent": event.agent, "message": event.preview})
-
-    def snapshot(self) -> list[dict[str, str]]:
-        with self._lock:
-            return list(self.items)
-
-
-class WarningLines:
-    """Warning notices (a transcript or state file that cannot be used...) as one stderr
-    line each, once: a headless run never hides them."""
-
-    def __init__(self, err: TextIO) -> None:
-        self._err = err
-        self._seen: set[str] = set()
-        self._lock = threading.Lock()
-
-    def on_event(self, event: Event) -> None:
-        if not (isinstance(event, Notice) and event.level == "warning"):
-            return
-        with self._lock:
-            if event.text in self._seen:
-                return
-            self._seen.add(event.text)
-        print(f"agent-cli: warning: {event.agent}: {event.text}", file=self._err)
 
 
 def check_prompt(prompt: str | None) -> str:
@@ -161,18 +89,8 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         if stream is not None:
             stream.open(runtime, lead)
         session.start()
-        sent = session.prompt(prompt)
-        turn = session.turn(lead)
-        try:
-            turns, finished = (_lead_turn(runtime, lead, sent, deadline, turn)
-                               if sent is not None else ([], True))
-            quiet = finished
-            if finished and sent is not None and getattr(args, "wait", False):
-                more, quiet, finished = follow_up(runtime, lead, deadline, turn, session.spent)
-                turns += more
-        except KeyboardInterrupt:  # Ctrl-C: stop, and still say what the board holds
-            interrupted, quiet, turns, finished = True, False, [], False
-            lead.interrupt()
+        turns, quiet, finished, interrupted = _converse(
+            runtime, lead, session, prompt, deadline, getattr(args, "wait", False))
         result = turns[-1] if turns else None
         report = build_report(runtime, lead, result, denials.snapshot())
         report["lead_turns"] = [_turn_record(t) for t in turns]
@@ -202,6 +120,25 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         err.flush()
         code = max(code, 1)
     return code
+
+
+def _converse(runtime: Any, lead: Any, session: HeadlessSession, prompt: str, deadline: float,
+              wait: bool) -> tuple[list[Any], bool, bool, bool]:
+    """The lead's turn on the prompt and, with --wait, the turns that answer its teammates:
+    (turns, quiet, finished, interrupted). Ctrl-C stops the lead; the run still reports."""
+    sent = session.prompt(prompt)
+    turn = session.turn(lead)
+    try:
+        turns, finished = (_lead_turn(runtime, lead, sent, deadline, turn)
+                           if sent is not None else ([], True))
+        quiet = finished
+        if finished and sent is not None and wait:
+            more, quiet, finished = follow_up(runtime, lead, deadline, turn, session.spent)
+            turns += more
+    except KeyboardInterrupt:  # Ctrl-C: stop, and still say what the board holds
+        lead.interrupt()
+        return [], False, False, True
+    return turns, quiet, finished, False
 
 
 def _settle(report: dict[str, Any], runtime: Any, touched: list[int], known: Any,

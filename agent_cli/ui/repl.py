@@ -19,44 +19,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
-from prompt_toolkit.filters import Condition, is_searching
-from prompt_toolkit.history import InMemoryHistory
-from prompt_toolkit.key_binding import KeyBindings
-from prompt_toolkit.styles import Style
 from rich.text import Text
 
-from ..errors import AgentCliError
 from ..events import MessageEvent
-from ..fsutil import ensure_dir
 from ..team.lead_hooks import LeadHooks
 from . import startup
 from .approvals import ApprovalPrompter, approval_panel, outcome_line
 from .completer import SlashCompleter
-from .history import SafeFileHistory
 from .hook_trust_view import ask_project_hooks
 from .lead import LeadRunner
 from .printer import Printer
+from .prompt_session import PROMPT, PromptKeys, make_session
 from .render import EventView, UiSettings, spinner_line, stream_tail
 from .shell import run_user_shell
 from .slash import SlashContext, argument_values, command_help, dispatch
 from .style import make_console, render_str
 from .ticker import Ticker
 from .toolbar import StatusCache, toolbar_fragments, total_tokens
-
-PROMPT = "> "
-STYLE = Style.from_dict(
-    {
-        "bottom-toolbar": "noreverse bg:#262626 #d0d0d0",
-        "tb.model": "bold",
-        "tb.danger": "bg:ansired #ffffff bold",
-        "tb.dim": "#8a8a8a",
-        "tb.mail": "ansiyellow bold",
-        "spinner": "ansiyellow",
-        "stream": "#9e9e9e",
-        "prompt": "bold",
-    }
-)
 
 
 @dataclass
@@ -105,64 +84,21 @@ class Repl:
         return self._width or max(40, shutil.get_terminal_size((100, 40)).columns)
 
     def _make_session(self, input: Any, output: Any) -> PromptSession:
-        history: Any = InMemoryHistory()
-        path = self.runtime.workdir / ".agent-cli" / "history"
-        try:
-            ensure_dir(path.parent)
-            history = SafeFileHistory(path)
-        except AgentCliError:
-            pass  # a read-only project (or a link planted there) still gets a session history
-        return PromptSession(
-            history=history,
-            auto_suggest=AutoSuggestFromHistory(),
-            completer=SlashCompleter(command_help(), argument_values(self.runtime)),
-            complete_while_typing=True,
-            multiline=True,
-            prompt_continuation="  ",
-            key_bindings=self._bindings(),
-            bottom_toolbar=self._toolbar,
-            refresh_interval=0,  # the Ticker redraws, and only while the spinner turns
-            style=STYLE,
-            input=input,
-            output=output,
-        )
+        keys = PromptKeys(lambda: self.lead.busy, self._interrupt, self._cycle_mode, self.note)
+        completer = SlashCompleter(command_help(), argument_values(self.runtime))
+        return make_session(self.runtime.workdir / ".agent-cli" / "history", completer, keys,
+                            self._toolbar, input, output)
 
-    def _bindings(self) -> KeyBindings:
-        kb = KeyBindings()
-        # While Ctrl-R searches, Enter / Ctrl-C / Esc keep prompt_toolkit's meaning (accept
-        # or leave the search); ours would act on the search field instead.
-        typing = ~is_searching
-        busy = Condition(lambda: self.lead.busy) & typing
+    def _interrupt(self) -> bool:
+        """Esc / Ctrl-C: stop the lead's turn; False when it was not running one."""
+        if not self.lead.interrupt():
+            return False
+        self.view.reset_live()
+        return True
 
-        @kb.add("enter", filter=typing)
-        def _(event: Any) -> None:
-            event.current_buffer.validate_and_handle()
-
-        @kb.add("escape", "enter", filter=typing)
-        def _(event: Any) -> None:
-            event.current_buffer.insert_text("\n")
-
-        @kb.add("s-tab")
-        def _(event: Any) -> None:
-            self.runtime.policy.cycle_mode()
-            self.changed()
-
-        @kb.add("c-c", filter=typing)
-        def _(event: Any) -> None:
-            buf = event.current_buffer
-            if buf.text:
-                buf.reset()
-            elif self.lead.interrupt():
-                self.view.reset_live()
-            else:
-                self.note("(Ctrl-D or /quit to exit)")
-
-        @kb.add("escape", filter=busy)
-        def _(event: Any) -> None:
-            if self.lead.interrupt():
-                self.view.reset_live()
-
-        return kb
+    def _cycle_mode(self) -> None:
+        self.runtime.policy.cycle_mode()
+        self.changed()
 
     # ----- what the prompt shows ------------------------------------------------------
     def _message(self) -> list[tuple[str, str]]:
@@ -308,18 +244,10 @@ class Repl:
         ask_project_hooks(self.runtime, self._question)
         self.lead_hooks.session_start()
         stale = startup.stale_tasks(self.runtime)
-        if stale:
-            self.printer.write(render_str(startup.stale_question(stale), self.width(),
-                                          self.color))
-            self._drain()
-            try:
-                yes = PromptSession(input=self.session.input, output=self.session.output).prompt(
-                    "Release them so other teammates can claim them? [y/N] ")
-            except (EOFError, KeyboardInterrupt):
-                yes = ""
-            if yes.strip().lower() in ("y", "yes"):
-                self.printer.write(render_str(startup.release_all(self.runtime, stale),
-                                              self.width(), self.color))
+        if stale and self._question(startup.stale_question(stale),
+                                    "Release them so other teammates can claim them? [y/N] "):
+            self.printer.write(render_str(startup.release_all(self.runtime, stale),
+                                          self.width(), self.color))
         self._start_mcp()
         from ..team.resume import resume_pending
 
@@ -347,14 +275,8 @@ class Repl:
             self.note(problem, style="red")
         pending = mcp.needs_trust()
         if pending:
-            self.printer.write(render_str(trust_question(pending), self.width(), self.color))
-            self._drain()
-            try:
-                yes = PromptSession(input=self.session.input, output=self.session.output).prompt(
-                    "Start them? [y/N] ")
-            except (EOFError, KeyboardInterrupt):
-                yes = ""
-            problem = mcp.answer_trust(pending, yes.strip().lower() in ("y", "yes"))
+            problem = mcp.answer_trust(pending, self._question(trust_question(pending),
+                                                               "Start them? [y/N] "))
             if problem:
                 self.note(f"answer not saved: {problem}", style="yellow")
         note = start_note(mcp.start())

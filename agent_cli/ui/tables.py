@@ -10,6 +10,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..board import routing
 from .style import agent_style, shorten
 from .toolbar import open_blockers, task_state
 
@@ -33,7 +34,7 @@ def tasks_table(
         return Text("No tasks yet. Ask the lead to plan some work.", style="dim")
     by_id = {t.id: t for t in tasks}
     marks = marks or {}
-    routed = any(_routed(t) for t in tasks)
+    routed = any(routing.short(t) for t in tasks)
     table = Table(title="Tasks", title_justify="left", show_edge=False, pad_edge=False)
     where = {t.id: (places or {}).get(t.id, "") for t in tasks}
     cols = ("", "#", "subject", "owner", *(("for",) if routed else ()), "blocked by", "result")
@@ -66,19 +67,8 @@ def tasks_table(
     return table
 
 
-def _routed(task: Any) -> str:
-    parts = []
-    if getattr(task, "assignee", None):
-        parts.append(f"@{task.assignee}")
-    if getattr(task, "role", None):
-        parts.append(f"role {task.role}")
-    if getattr(task, "require_plan", False):
-        parts.append("+plan")
-    return " ".join(parts)
-
-
 def _for_cell(task: Any, mark: str | None) -> Text:
-    text = Text(_routed(task))
+    text = Text(routing.short(task))
     if mark:
         text.append(f" ({mark})", style="bold red")
     return text
@@ -100,8 +90,8 @@ def task_detail(task: Any, by_id: dict[int, Any]) -> Table:
         grid.add_row("description", task.description)
     if getattr(task, "verify", None) is not None:
         grid.add_row("verify", f"`{task.verify.command}`")
-    if _routed(task):
-        grid.add_row("for", _routed(task))
+    if routing.short(task):
+        grid.add_row("for", routing.short(task))
     if task.result:
         grid.add_row("result", task.result)
     grid.add_row("updated", str(task.updated_at))

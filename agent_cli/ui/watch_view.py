@@ -20,7 +20,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ..board import dag
+from ..board import dag, routing
 from ..pricing import PriceTable, combine, member_rows, price_rows
 from .style import agent_style
 
@@ -99,22 +99,10 @@ def pending_entry(task: Any, tasks: dict[int, Any]) -> Entry:
         detail = Text(f"blocked by {dag.ids_text(waits)}", style="red")
     else:
         detail = Text("ready to claim", style="green")
-    route = _routing(task)
+    route = routing.short(task)
     if route:
         detail.append(f" for {route}", style="magenta")
     return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
-
-
-def _routing(task: Any) -> str:
-    """Who may take it ('@writer role tester +plan'), for boards that route tasks."""
-    parts = []
-    if getattr(task, "assignee", None):
-        parts.append(f"@{task.assignee}")
-    if getattr(task, "role", None):
-        parts.append(f"role {task.role}")
-    if getattr(task, "require_plan", False):
-        parts.append("+plan")
-    return " ".join(parts)
 
 
 def progress_entry(task: Any, now: datetime) -> Entry:

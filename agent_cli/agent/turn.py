@@ -1,0 +1,39 @@
+"""What a turn is run with and what it returns: the agent's settings, the pre-call hook's
+answer (stop, or text to inject) and the turn's result."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from ..errors import ModelError
+from ..models.retry import RetryPolicy
+
+
+@dataclass
+class AgentSettings:
+    max_rounds: int = 50
+    max_tokens: int = 8192
+    compact_threshold_tokens: int = 100_000
+    keep_recent_turns: int = 6
+    micro_compact_min_chars: int = 2000
+    retry: RetryPolicy = field(default_factory=lambda: RetryPolicy.from_env(os.environ))
+    max_tokens_ceiling: int = 64_000  # a request continuing a call cut by max_tokens gets more
+
+
+@dataclass
+class PreCall:
+    """What the pre-call hook wants: stop the turn (with a reason), or inject user text."""
+
+    stop: str | None = None
+    inject: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TurnResult:
+    """stop_reason: end_turn, max_rounds, max_tokens, interrupted, idle, stopped or error."""
+
+    stop_reason: str
+    text: str = ""
+    rounds: int = 0
+    error: ModelError | None = None
