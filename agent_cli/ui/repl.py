@@ -246,8 +246,9 @@ class Repl:
         stale = startup.stale_tasks(self.runtime)
         if stale and self._question(startup.stale_question(stale),
                                     "Release them so other teammates can claim them? [y/N] "):
-            self.printer.write(render_str(startup.release_all(self.runtime, stale),
-                                          self.width(), self.color))
+            failed = startup.release_all(self.runtime, stale)  # releases: the board's lines
+            if failed.plain:
+                self.printer.write(render_str(failed, self.width(), self.color))
         self._start_mcp()
         from ..team.resume import resume_pending
 
