@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from test_team_support import WAIT, make_runtime
+from support.team import WAIT, make_runtime
 
 from agent_cli import cli
 from agent_cli.agent.transcript import read_records

@@ -10,7 +10,7 @@ import sys
 import textwrap
 
 import pytest
-from test_team_support import WAIT, Call, FakeHuman, Recorder, Reply, make_runtime
+from support.team import WAIT, Call, FakeHuman, Recorder, Reply, make_runtime
 
 from agent_cli import errors
 from agent_cli.models.scripted import ScriptedModel

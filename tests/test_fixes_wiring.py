@@ -10,12 +10,12 @@ import subprocess
 import sys
 
 from rich.console import Console
+from support.team import WAIT, Call, Recorder, Reply, make_runtime
 
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.team.roster import this_host
 from agent_cli.ui.shell import run_user_shell
 from agent_cli.ui.startup import stale_tasks
-from tests.test_team_support import WAIT, Call, Recorder, Reply, make_runtime
 
 
 def test_shutdown_all_interrupts_a_teammate_stuck_in_a_shell_command(workdir):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_agent_support import assert_requests_valid, make_agent
+from support.agent import assert_requests_valid, make_agent
 
 from agent_cli.agent.agent import STRICT_ENV
 from agent_cli.agent.conversation import validate

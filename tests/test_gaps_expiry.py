@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from test_team_support import WAIT, Call, Recorder, Reply, last_user_text, make_runtime
+from support.team import WAIT, Call, Recorder, Reply, last_user_text, make_runtime
 
 from agent_cli.errors import Refused
 from agent_cli.models.base import ModelRequest

@@ -13,7 +13,7 @@ from argparse import Namespace
 from pathlib import Path
 
 import pytest
-from test_team_support import Reply, make_runtime
+from support.team import Reply, make_runtime
 
 from agent_cli.errors import UserError
 from agent_cli.models.scripted import ScriptedModel
