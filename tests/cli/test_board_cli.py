@@ -240,3 +240,41 @@ def test_racing_cli_processes_claim_c_exactly_once(workdir: Path) -> None:
         if i != winners[0]:
             assert (code, err) == (4, f"agent-cli: task 3 is owned by {owner}\n")
     assert board.get(3).owner == owner
+
+
+def _claimed_task(workdir: Path, expected: str) -> tuple[TaskBoard, int, str]:
+    board = TaskBoard(workdir / ".tasks")
+    task = board.create("answer", verify={"command": "echo 42", "expected_stdout": expected})
+    claimed = board.claim(task.id, "bob")
+    return board, task.id, claimed.claim_token
+
+
+def test_tasks_complete_refuses_when_the_verify_fails(workdir, capsys):
+    board, task_id, _ = _claimed_task(workdir, "43")
+    code = main(["-C", str(workdir), "tasks", "complete", str(task_id), "--as", "bob",
+                     "--run-verify"])  # its writer is unknown: accepted explicitly
+    out, err = capsys.readouterr()
+    assert code == 4
+    assert err.strip() == f"agent-cli: task {task_id} not completed: expected stdout '43', got '42'"
+    assert "running verify: echo 42" in out
+    task = board.get(task_id)
+    assert task.status == "in_progress" and task.owner == "bob"
+
+
+def test_tasks_complete_runs_a_passing_verify_then_completes(workdir, capsys):
+    board, task_id, token = _claimed_task(workdir, "42")
+    argv = ["-C", str(workdir), "tasks", "complete", str(task_id), "--as", "bob", "--token", token,
+            "--run-verify"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "verify passed" in out and f"#{task_id} completed by bob" in out
+    assert board.get(task_id).status == "completed"
+
+
+def test_tasks_complete_by_someone_else_does_not_run_the_verify(workdir, capsys):
+    board = TaskBoard(workdir / ".tasks")
+    task = board.create("x", verify={"command": "touch ran", "expected_stdout": ""})
+    board.claim(task.id, "bob")
+    code = main(["-C", str(workdir), "tasks", "complete", str(task.id), "--as", "eve"])
+    assert code == 4 and "owned by bob" in capsys.readouterr().err
+    assert not (workdir / "ran").exists()

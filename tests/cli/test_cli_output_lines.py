@@ -3,9 +3,12 @@ arrives next) never glues onto it: team, inbox, send, tasks, graph and watch fra
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from support.cli import cli_env
 
 from agent_cli.board import TaskBoard
 from agent_cli.cli import main
@@ -55,3 +58,21 @@ def test_a_multi_line_idle_reason_stays_one_row_of_the_team_table(busy: Path, ca
     main(["-C", str(busy), "team"])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3 and "no claimable task: #2 waits for #1" in lines[2]
+
+
+def test_a_reader_that_closes_the_pipe_gets_no_traceback(workdir: Path) -> None:
+    board = TaskBoard(workdir / ".tasks")
+    for i in range(400):  # far more JSON than a pipe buffer holds
+        board.create(f"task {i} " + "x" * 150, description="y" * 300)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", "-C", str(workdir), "tasks", "list", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cli_env(),
+    )
+    assert proc.stdout.readline().strip() == b"["  # what `| head -1` reads
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    code = proc.wait(60)
+    proc.stderr.close()
+    assert "Traceback" not in err and "BrokenPipe" not in err
+    assert err == ""
+    assert code == 1  # documented: the output could not all be written

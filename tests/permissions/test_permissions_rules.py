@@ -242,3 +242,9 @@ def test_fuzz_parse_command_never_crashes(text):
     assert cmd.simple == (cmd.words is not None)
     if cmd.simple:
         assert "`" not in text and "$(" not in text
+
+
+def test_an_allow_rule_does_not_match_a_command_ending_in_a_backslash():
+    rule = parse_rule("Bash(ls *)")
+    assert rule.matches("Bash", "ls x")
+    assert not rule.matches("Bash", "ls x\\")

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from agent_cli.permissions.broker import ApprovalRequest
 from agent_cli.permissions.shell_analysis import analyze
+from agent_cli.permissions.shell_analysis import analyze as parse_command
 from agent_cli.ui.approvals import approval_panel
 
 NAMES = ["aa", "bb", "cc"]
@@ -282,3 +283,9 @@ def test_a_line_the_policy_allows_never_starts_a_denied_command(parts, seps, den
         return
     ran = _ran(line, rm_recorder, tmp_path)
     assert not [argv for argv in ran if argv[0] == "rm"], (line, ran)
+
+
+def test_a_trailing_backslash_is_not_a_simple_command():
+    cmd = parse_command("printf '%s\\0' START '\n'\\")
+    assert not cmd.simple
+    assert "cannot read" in cmd.reason

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from agent_cli.events import Event
@@ -13,6 +14,7 @@ from agent_cli.models.base import ModelRequest
 from agent_cli.models.scripted import Call, Reply, ScriptedModel
 from agent_cli.permissions.broker import ApprovalAnswer, ApprovalRequest
 from agent_cli.runtime import Runtime, RuntimeConfig
+from agent_cli.team.protocol import ProtocolStore
 
 WAIT = 30.0  # seconds any test waits for another thread before failing (git on a busy disk)
 
@@ -117,3 +119,34 @@ def last_user_text(request: ModelRequest) -> str:
         if msg.role == "user":
             return msg.text()
     return ""
+
+
+EXPIRY = timedelta(minutes=6)  # past the default 5-minute window
+
+
+class Clock:
+    """The protocol store's injected clock: a test moves `now` instead of waiting."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def runtime_with_clock(workdir: Path, model: ScriptedModel) -> tuple[Runtime, Clock]:
+    rt = make_runtime(workdir, model)
+    clock = Clock()
+    rt.protocols = ProtocolStore(rt.team_dir, clock=clock)
+    return rt, clock
+
+
+def paused(reached: threading.Event, go: threading.Event, reply: Reply):
+    """A scripted entry that waits (as for a human's approval) until the test lets it go."""
+
+    def entry(request: ModelRequest) -> Reply:
+        reached.set()
+        assert go.wait(WAIT), "the test never let the model go on"
+        return reply
+
+    return entry

@@ -11,6 +11,7 @@ import sys
 import threading
 from pathlib import Path
 
+from rich.console import Console
 from support.team import WAIT, Call, Recorder, Reply, claimed_in, make_runtime
 
 from agent_cli import cli as cli_mod
@@ -18,6 +19,7 @@ from agent_cli.board.leases import parse_ms
 from agent_cli.board.store import TaskBoard
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.team.roster import Roster, this_host
+from agent_cli.ui.startup import stale_tasks
 
 
 def run(workdir: Path, *argv: str) -> tuple[int, str]:
@@ -161,7 +163,6 @@ def test_a_command_line_claim_takes_its_lease_from_the_flag_or_the_environment(
 
 
 def test_slash_team_shows_a_member_whose_process_ended_as_gone(workdir):
-    from rich.console import Console
 
     from agent_cli.ui.tables import team_table
 
@@ -195,3 +196,21 @@ def test_a_teammate_completing_after_its_lease_ran_out_is_told_lease_expired(wor
     [result] = results_of(model.requests_for("alice")[1].messages[-1])
     assert result.is_error and "lease expired" in str(result.content)
     assert not [e for e in rt.board.events() if e["action"] == "completed"]
+
+
+def test_release_offer_skips_a_teammate_another_live_process_runs(workdir):
+    rt = make_runtime(workdir, ScriptedModel({}))
+    task = rt.board.create("held elsewhere")
+    rt.board.claim(task.id, "alice")
+    rt.roster.add("alice", "tester")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        rt.roster.update("alice", pid=other.pid, host=this_host())
+        assert stale_tasks(rt) == []  # alive in another process: not offered for release
+    finally:
+        other.kill()
+        other.wait()
+    # that process is gone: its lease expired by itself, nothing left to offer
+    assert stale_tasks(rt) == []
+    assert rt.board.get(task.id).status == "pending"
+    assert [e["action"] for e in rt.board.events()][-1] == "lease_expired"

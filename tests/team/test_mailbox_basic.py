@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.errors import InvalidName, UserError
+from agent_cli import cli
+from agent_cli.errors import InvalidName, StorageError, UserError
 from agent_cli.team.mailbox import Mailbox, parse_line
 from agent_cli.wakeup import ChangeSignal
 
@@ -263,3 +264,25 @@ def test_parse_line_rejects_a_message_for_another_inbox() -> None:
     assert parse_line(raw, "bob").to == "bob"
     with pytest.raises(ValueError, match="addressed to 'bob'"):
         parse_line(raw, "alice")
+
+
+def test_an_inbox_that_is_a_directory_is_one_line_naming_it(workdir, capsys):
+    (workdir / ".team" / "inbox" / "lead.jsonl").mkdir(parents=True)
+    code = cli.main(["-C", str(workdir), "inbox", "lead"])
+    err = capsys.readouterr().err
+    assert code == StorageError.exit_code
+    assert err.count("\n") == 1 and "lead.jsonl" in err and "Traceback" not in err
+    delivery = Mailbox(workdir / ".team").fetch("lead")  # a teammate's idle check goes on
+    assert delivery.messages == [] and "lead.jsonl is a directory" in delivery.unusable
+
+
+def test_an_unusable_cursor_is_reported_and_set_aside_not_a_crash(workdir):
+    mail = Mailbox(workdir / ".team")
+    mail.send("lead", "alice", "hi")
+    mail.cursor_path("alice").mkdir()
+    delivery = mail.fetch("alice")
+    assert [m.content for m in delivery.messages] == ["hi"]
+    assert any("alice.cursor is a directory" in p for p in delivery.problems)
+    mail.ack("alice", delivery.cursor)
+    assert mail.fetch("alice").messages == []
+    assert list(mail.inbox_dir.glob("alice.cursor.corrupt-*"))[0].is_dir()  # kept, not deleted

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import textwrap
 import threading
 from pathlib import Path
 
 import pytest
+from support.team import WAIT, Recorder, Reply, make_runtime
 
-from agent_cli.errors import InvalidName, NotFound, UserError
-from agent_cli.team.roster import Roster
+from agent_cli import errors
+from agent_cli.errors import InvalidName, NotFound, StorageError, UserError
+from agent_cli.models.scripted import ScriptedModel
+from agent_cli.team.roster import Roster, this_host
 
 
 @pytest.fixture
@@ -143,3 +148,113 @@ def test_concurrent_threads_and_processes_lose_no_update(roster: Roster) -> None
     members = {m.name: m for m in Roster(roster.team_dir).members()}
     assert set(members) == {f"thread{i}" for i in range(6)} | {"proc0", "proc1"}
     assert all(m.current_task == 19 for m in members.values())
+
+
+def test_roster_and_protocol_writes_name_a_team_dir_they_cannot_create(workdir):
+    from agent_cli.team.protocol import ProtocolStore
+    from agent_cli.team.roster import Roster
+
+    (workdir / "blocked").write_text("a file where the team directory should be")
+    with pytest.raises(StorageError, match="blocked"):
+        Roster(workdir / "blocked").add("alice", "coder")
+    with pytest.raises(StorageError, match="blocked"):
+        ProtocolStore(workdir / "blocked").create("shutdown", "lead", "alice")
+
+
+def test_live_teammates_are_registered_again_after_the_roster_is_set_aside(workdir, cleanup):
+    # the claimant never completes: reminded twice, then reported; it keeps the task
+    rt = make_runtime(workdir, ScriptedModel({"*": [Reply("on it")] * 3}))
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "coder", model="demo")
+    rt.team.spawn("bob", "tester", require_plan=False)
+    rec.status("alice", "idle")
+    rec.status("bob", "idle")
+    (workdir / ".team" / "config.json").write_text("\x00\x01 not json")
+
+    task = rt.board.create("A")  # the claimant's status write meets the corrupt roster
+    claimed = rec.wait_event("TaskEvent", action="claimed", task_id=task.id)
+    assert rt.team.wait_quiet(WAIT)
+
+    members = {m.name: m for m in rt.roster.members()}
+    assert set(members) == {"alice", "bob"}
+    assert members["alice"].role == "coder" and members["alice"].model == "demo"
+    assert members[claimed.agent].current_task == task.id
+    assert all(m.pid == os.getpid() for m in members.values())
+    assert list((workdir / ".team").glob("config.json.corrupt-*"))  # kept, not deleted
+
+
+def test_the_roster_records_the_running_process_and_clears_it_on_shutdown(workdir, cleanup):
+    rt = make_runtime(workdir, ScriptedModel({"*": []}))
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "coder")
+    rec.status("alice", "idle")
+    rt.team.status.flush(WAIT)
+    member = rt.roster.get("alice")
+    assert (member.pid, member.host) == (os.getpid(), this_host())
+    assert rt.roster.is_alive(member)
+
+    assert rt.close(WAIT) == []
+    member = rt.roster.get("alice")
+    assert member.status == "shutdown" and (member.pid, member.host) == (None, None)
+    assert not rt.roster.is_alive(member)
+
+
+def test_is_alive_checks_the_process_and_the_host(workdir):
+    roster = Roster(workdir / ".team")
+    roster.add("alice", "coder")
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    try:
+        alive = roster.update("alice", pid=child.pid, host=this_host())
+        assert roster.is_alive(alive)
+        assert not roster.is_alive(alive.model_copy(update={"host": "elsewhere"}))
+        with pytest.raises(errors.Refused, match=f"running in process {child.pid}"):
+            roster.add_running("alice", "coder")
+        assert roster.get("alice").pid == child.pid  # the refusal changed nothing
+    finally:
+        child.stdin.close()
+        child.wait(WAIT)
+    assert not roster.is_alive(roster.get("alice"))
+    mine = roster.add_running("alice", "coder")
+    assert mine.pid == os.getpid()
+    assert not roster.is_alive(mine)  # our pid, but no teammate thread of ours runs it
+    assert roster.add_running("alice", "coder").pid == os.getpid()  # ours to restart
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from agent_cli.models.scripted import ScriptedModel
+    from agent_cli.runtime import Runtime, RuntimeConfig
+    model = ScriptedModel({"*": []})
+    rt = Runtime.open(Path(sys.argv[1]), RuntimeConfig(model_factory=lambda a, s: model,
+                                                       idle_timeout_s=0, check_interval_s=0.02))
+    rt.team.spawn("alice", "coder")
+    rt.team.status.flush(10)
+    print("ready", flush=True)
+    sys.stdin.read()
+    print("busy:", rt.close(10), flush=True)
+    """
+)
+
+
+def test_another_process_sees_a_teammate_alive_while_its_session_runs_it(workdir):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(workdir)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        roster = Roster(workdir / ".team")
+        member = roster.get("alice")
+        assert member.pid == child.pid and roster.is_alive(member)
+        with pytest.raises(errors.Refused, match="already running in process"):
+            roster.add_running("alice", "coder")
+    finally:
+        child.stdin.close()
+        out = child.stdout.read()
+        child.wait(WAIT)
+    assert "busy: []" in out
+    member = Roster(workdir / ".team").get("alice")
+    assert member.pid is None and not Roster(workdir / ".team").is_alive(member)

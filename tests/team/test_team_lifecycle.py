@@ -9,6 +9,7 @@ import threading
 
 import pytest
 from support.team import (
+    EXPIRY,
     TOKEN_RE,
     WAIT,
     Call,
@@ -17,8 +18,12 @@ from support.team import (
     claimed_in,
     complete_claimed,
     make_runtime,
+    paused,
+    runtime_with_clock,
 )
 
+from agent_cli import errors
+from agent_cli.errors import Refused
 from agent_cli.models.scripted import ScriptedModel
 
 
@@ -152,7 +157,7 @@ def test_crashed_teammate_releases_its_task_and_tells_the_lead(workdir, cleanup)
 
 
 def test_failed_teammate_can_be_respawned_and_a_running_one_cannot(workdir, cleanup):
-    from agent_cli.errors import InvalidName, Overloaded, Refused
+    from agent_cli.errors import InvalidName, Overloaded
 
     # overloaded on every one of its 8 attempts: failed; respawned, it resumes its transcript
     model = ScriptedModel({"alice": [*[Overloaded("busy")] * 8, Reply(text="back again")]})
@@ -222,3 +227,104 @@ def test_changes_from_other_processes_wake_an_idle_teammate(workdir, cleanup):
     rec.wait_event("TaskEvent", agent="alice", action="completed")
     assert rt.team.wait_quiet(WAIT)
     model.assert_used_up()
+
+
+def test_a_shutdown_request_answered_too_late_is_reported_and_can_be_asked_again(
+    workdir, cleanup
+):
+    reached, go = threading.Event(), threading.Event()
+    model = ScriptedModel({"alice": [
+        paused(reached, go, Reply(tool_calls=[Call("list_tasks", {})])),
+        Reply(text="listed"),
+    ]})
+    rt, clock = runtime_with_clock(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "coder", prompt="look at the board")
+    assert reached.wait(WAIT)
+
+    old = rt.team.request_shutdown("alice")  # arrives while alice is busy
+    clock.now += EXPIRY  # ... and she only gets to it after it expired
+    go.set()
+    rec.wait_event("TurnFinished", agent="alice")
+    rec.status("alice", "idle")
+
+    # She is still running, and both the user and the lead are told why.
+    assert rt.team.teammate("alice").alive()
+    assert rt.protocols.get(old.id).status == "pending"  # unchanged: it expired
+    warnings = [e.text for e in rec.of("Notice", agent="alice", level="warning")]
+    assert any("expired before it could answer" in w for w in warnings), warnings
+    told = [m for m in rt.mail.peek("lead") if m.sender == "alice"]
+    assert len(told) == 1 and told[0].type == "message"
+    assert "expired" in told[0].content and "request_shutdown again" in told[0].content
+    assert not rec.of("StatusEvent", agent="alice", status="shutdown")
+
+    # Asking again sends a fresh request (the expired one is not reused) and it works.
+    fresh = rt.team.request_shutdown("alice")
+    assert fresh.id != old.id
+    rec.status("alice", "shutdown")
+    assert rt.protocols.get(fresh.id).status == "approved"
+    assert not rt.team.teammate("alice").alive()
+    model.assert_used_up()
+
+
+def test_request_shutdown_reuses_a_live_request_but_not_an_expired_one(workdir, cleanup):
+    reached, go = threading.Event(), threading.Event()
+    model = ScriptedModel({"alice": [
+        paused(reached, go, Reply(tool_calls=[Call("list_tasks", {})])),
+    ]})
+    rt, clock = runtime_with_clock(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "coder", prompt="look at the board")
+    assert reached.wait(WAIT)
+
+    first = rt.team.request_shutdown("alice")
+    assert rt.team.request_shutdown("alice").id == first.id  # still live: reused, not resent
+    clock.now += EXPIRY
+    fresh = rt.team.request_shutdown("alice")
+    assert fresh.id != first.id
+    requests = [m for m in rt.mail.peek("alice") if m.type == "shutdown_request"]
+    assert [m.request_id for m in requests] == [first.id, fresh.id]
+    go.set()
+
+    # She meets both at once: the fresh one is accepted, so the expired one is moot.
+    rec.status("alice", "shutdown")
+    assert rt.protocols.get(fresh.id).status == "approved"
+    to_lead = [m for m in rt.mail.peek("lead") if m.sender == "alice"]
+    assert [m.type for m in to_lead] == ["shutdown_response"]
+    assert to_lead[0].request_id == fresh.id
+    model.assert_used_up()
+
+
+def test_a_respawned_teammate_is_not_stopped_by_the_old_shutdown_request(workdir, cleanup):
+    import threading
+
+    go = threading.Event()
+
+    def slow_fail(request):
+        go.wait(WAIT)
+        raise errors.BadRequest("prompt is too long")  # not retried: fails at once
+
+    model = ScriptedModel({"alice": [slow_fail, Reply("hello again")]})
+    rt = make_runtime(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "coder", prompt="start")
+    rec.status("alice", "working")
+    req = rt.team.request_shutdown("alice")  # arrives while the model call runs
+    go.set()
+    rec.status("alice", "failed")
+    rt.team.teammate("alice").thread.join(WAIT)
+
+    closed = rt.protocols.get(req.id)
+    assert closed.status == "approved" and "already down" in closed.resolution
+    assert rt.mail.fetch("alice").messages == []  # the inbox is acknowledged past it
+
+    before = len(rec.of("StatusEvent", agent="alice"))
+    rt.team.spawn("alice", "coder", prompt="please continue")
+    rec.wait_event("TurnFinished", agent="alice", stop_reason="end_turn")
+    assert rt.team.wait_quiet(WAIT)
+    after = [e.status for e in rec.of("StatusEvent", agent="alice")[before:]]
+    assert "shutdown" not in after and rt.team.teammate("alice").alive()
+    assert model.remaining() == {} or not any(model.remaining().values())

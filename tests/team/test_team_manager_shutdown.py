@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from support.team import WAIT, Recorder, Reply, make_runtime
+from support.team import WAIT, Call, Recorder, Reply, make_runtime
 
 from agent_cli.models.scripted import ScriptedModel
 
@@ -59,3 +59,35 @@ def test_a_teammate_spawned_after_shutdown_all_claims_again(workdir):
     rec.wait_event("TaskEvent", action="claimed", agent="alice")
     assert rt.team.wait_quiet(WAIT)
     assert rt.close(WAIT) == []
+
+
+def test_shutdown_all_interrupts_a_teammate_stuck_in_a_shell_command(workdir):
+    model = ScriptedModel({"alice": [Reply(tool_calls=[Call("shell", {"command": "sleep 60"})])]})
+    rt = make_runtime(workdir, model, allow=["Bash(sleep 60)"])
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "tester", prompt="wait a minute")
+    rec.wait_event("ToolStarted", agent="alice", tool="shell")
+    busy = rt.team.shutdown_all(0.3)
+    assert busy == ["alice"]  # still busy at the deadline ...
+    mate = rt.team.teammate("alice")
+    mate.thread.join(WAIT)
+    assert not mate.thread.is_alive()  # ... then interrupted: the sleep was killed
+    finished = rec.wait_event("ToolFinished", agent="alice", tool="shell")
+    assert not finished.ok
+
+
+def test_an_explicit_claim_is_refused_while_the_team_shuts_down(workdir):
+    from agent_cli.tools.base import ToolContext
+    from agent_cli.tools.team_tools import teammate_tools
+
+    rt = make_runtime(workdir, ScriptedModel({}))
+    rt.board.create("ready")
+    claim = next(t for t in teammate_tools() if t.name == "claim_task")
+    ctx = ToolContext(agent="alice", workdir=rt.workdir, runtime=rt)
+    assert rt.team.claims.close(WAIT)
+    out = claim.run(claim.parse({}), ctx)
+    assert out.is_error and "shutting down" in out.content
+    assert rt.board.get(1).status == "pending"  # nothing was claimed
+    rt.team.claims.reopen()
+    out = claim.run(claim.parse({}), ctx)
+    assert not out.is_error and rt.board.get(1).owner == "alice"

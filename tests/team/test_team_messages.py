@@ -3,12 +3,13 @@ identity after compaction, and the tool sets each side gets."""
 
 from __future__ import annotations
 
-from support.team import Call, Recorder, Reply, make_runtime
+from support.team import WAIT, Call, Recorder, Reply, make_runtime
 
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.team.intake import Intake
 from agent_cli.tools.base import ToolContext
-from agent_cli.tools.team_tools import lead_tools, teammate_tools
+from agent_cli.tools.board_tools import complete_task_tool
+from agent_cli.tools.team_tools import lead_tools, send_message_tool, teammate_tools
 
 
 def test_a_teammate_message_is_labelled_with_its_sender_never_the_user(workdir, cleanup):
@@ -171,3 +172,42 @@ def test_lead_tools_give_clear_errors_and_change_nothing(workdir, cleanup):
     err, text = _run(rt, tools, "broadcast", {"content": "hello all"})
     assert (err, text) == (False, "sent to alice")
     assert "alice (tester)" in _run(rt, tools, "list_teammates", {})[1]
+
+
+def test_complete_task_succeeds_with_a_note_when_the_lead_cannot_be_told(workdir):
+    rt = make_runtime(workdir, ScriptedModel({"*": []}))
+    task = rt.board.create("x")
+    token = rt.board.claim(task.id, "alice").claim_token
+    rt.mail.inbox_dir.parent.mkdir(parents=True)
+    rt.mail.inbox_dir.write_text("a file where the inbox directory should be")  # sends fail
+
+    tool = complete_task_tool()
+    out = tool.run(tool.parse({"task_id": task.id, "claim_token": token, "result": "ok"}),
+                   ToolContext(agent="alice", workdir=workdir, runtime=rt))
+    assert not out.is_error
+    assert out.content.startswith(f"task #{task.id} completed")
+    assert "the result message to the lead could not be sent" in out.content
+    assert rt.board.get(task.id).status == "completed"
+    rt.close(WAIT)
+
+
+def test_send_message_reaches_a_running_teammate_the_roster_lost(workdir, cleanup):
+    rt = make_runtime(workdir, ScriptedModel({"*": []}))
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "coder")
+    rt.team.spawn("bob", "tester")
+    rec.status("alice", "idle")
+    rec.status("bob", "idle")
+    rt.team.status.flush(WAIT)
+    (workdir / ".team" / "config.json").write_text("not json")
+    assert rt.roster.get("bob") is None
+
+    tool = send_message_tool()
+    out = tool.run(tool.parse({"to": "bob", "content": "hi"}),
+                   ToolContext(agent="alice", workdir=workdir, runtime=rt))
+    assert not out.is_error and out.content == "sent to bob"
+    missing = tool.run(tool.parse({"to": "carol", "content": "hi"}),
+                       ToolContext(agent="alice", workdir=workdir, runtime=rt))
+    assert missing.is_error and "no teammate carol" in missing.content
+    rt.broker.detach_ui()

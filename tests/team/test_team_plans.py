@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
-from support.team import WAIT, Call, FakeHuman, Recorder, Reply, last_user_text, make_runtime
+from support.team import (
+    EXPIRY,
+    WAIT,
+    Call,
+    FakeHuman,
+    Recorder,
+    Reply,
+    last_user_text,
+    make_runtime,
+    paused,
+    runtime_with_clock,
+)
 
 from agent_cli.errors import NotFound, Refused
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.team import plans
+from agent_cli.team.protocol import ProtocolStore
 
 
 def _tool_results(rec: Recorder, agent: str, tool: str) -> list:
@@ -153,3 +167,177 @@ def test_review_plan_tool_refuses_a_shutdown_request_id(workdir, cleanup):
         plans.review_plan(rt, "lead", req.id, True)
     with pytest.raises(Refused, match="not running"):
         rt.team.request_shutdown("alice")
+
+
+def test_an_expired_plan_keeps_the_gate_closed_says_why_and_asks_for_a_new_plan(
+    workdir, cleanup
+):
+    reached, go = threading.Event(), threading.Event()
+    write = Call("write_file", {"path": "out.txt", "content": "x"})
+    model = ScriptedModel({"alice": [
+        Reply(tool_calls=[Call("submit_plan", {"plan": "1. write out.txt"}), Call("idle", {})]),
+        # woken by the expiry: the host tells her before this call
+        paused(reached, go, Reply(tool_calls=[
+            write, Call("submit_plan", {"plan": "1. write out.txt (again)"})])),
+        Reply(tool_calls=[Call("idle", {})]),
+    ]})
+    rt, clock = runtime_with_clock(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "coder", prompt="plan first", require_plan=True)
+    rec.status("alice", "waiting_plan")
+    old = rt.protocols.latest_plan("alice")
+    assert rt.team.plan_block("alice") == plans.PENDING
+
+    clock.now += EXPIRY  # the lead never reviewed it in time
+    assert reached.wait(WAIT), "alice was not woken by her plan's expiry"
+
+    told = last_user_text(model.requests_for("alice")[1])
+    assert 'status="expired"' in told and "submit_plan again" in told
+    block = rt.team.plan_block("alice")
+    assert block is not None and "expired" in block and "submit_plan again" in block
+    with pytest.raises(Refused, match="expired") as refused:
+        plans.review_plan(rt, "lead", old.id, True)
+    assert "must submit_plan again" in str(refused.value)
+    assert rt.protocols.get(old.id).status == "pending"  # the late review changed nothing
+    warnings = [e.text for e in rec.of("Notice", agent="alice", level="warning")]
+    assert any("plan request expired" in w for w in warnings), warnings
+    go.set()
+
+    rec.wait_for(lambda: len(rec.of("TurnFinished", agent="alice")) == 2, what="second turn")
+    refusals = [e for e in rec.of("ToolFinished", agent="alice", tool="write_file")]
+    assert len(refusals) == 1 and not refusals[0].ok
+    assert not (workdir / "out.txt").exists()  # fail closed: the write never ran
+    new = rt.protocols.latest_plan("alice")
+    assert new.id != old.id and new.status == "pending"
+    rec.wait_for(lambda: rt.roster.get("alice").status == "waiting_plan", what="waiting")
+    plans.review_plan(rt, "lead", new.id, True)
+    assert rt.team.plan_block("alice") is None
+    model.assert_used_up()
+
+
+def test_an_expired_plan_is_told_once_and_shows_in_the_idle_reason(workdir, cleanup):
+    model = ScriptedModel({"alice": [
+        Reply(tool_calls=[Call("submit_plan", {"plan": "p"}), Call("idle", {})]),
+        Reply(text="I will wait for the lead instead."),  # does not resubmit
+    ]})
+    rt, clock = runtime_with_clock(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.board.create("ready work")
+    rt.team.spawn("alice", "coder", prompt="plan first", require_plan=True)
+    rec.status("alice", "waiting_plan")
+    clock.now += EXPIRY
+    rec.wait_for(lambda: len(rec.of("TurnFinished", agent="alice")) == 2, what="told turn")
+    rec.wait_event("StatusEvent", agent="alice", status="idle", reason=plans.EXPIRED_REASON)
+    assert rt.team.wait_quiet(WAIT)
+    assert rt.roster.get("alice").idle_reason == plans.EXPIRED_REASON
+    assert rt.board.get(1).status == "pending"  # no auto-claim past an unapproved plan
+    model.assert_used_up()  # told once: no further model call
+
+
+UNREADABLE = "cannot read .team/requests.json"
+
+
+def _corrupt(path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{garbage")
+
+
+def _reasons(rec: Recorder, agent: str) -> list[str]:
+    return [e.reason for e in rec.of("StatusEvent", agent=agent)]
+
+
+def test_unreadable_requests_json_leaves_an_idle_teammate_idle_without_claiming(workdir, cleanup):
+    rt = make_runtime(workdir, ScriptedModel({"alice": [Reply("on it")]}))
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "coder")
+    rec.status("alice", "idle")
+    _corrupt(workdir / ".team" / "requests.json")
+
+    task = rt.board.create("ready work")  # wakes alice: her claim path reads the plan state
+    rec.wait_for(lambda: any(r.startswith(UNREADABLE) for r in _reasons(rec, "alice")),
+                 what="alice idle because requests.json is unreadable")
+    assert rt.team.wait_quiet(WAIT)
+    assert rt.board.get(task.id).status == "pending"  # fail closed: nothing claimed
+    assert rec.of("StatusEvent", agent="alice", status="failed") == []
+    assert rt.team.teammate("alice").alive()
+    member = rt.roster.get("alice")
+    assert member.status == "idle" and member.idle_reason.startswith(UNREADABLE)
+
+    (workdir / ".team" / "requests.json").unlink()  # the user repairs it
+    rt.board.create("more work")
+    rec.wait_event("TaskEvent", agent="alice", action="claimed", task_id=task.id)
+
+
+def test_a_plan_answer_read_from_a_corrupt_store_is_refused_without_failing(workdir, cleanup):
+    model = ScriptedModel({"alice": [
+        Reply(tool_calls=[Call("submit_plan", {"plan": "1. edit"})]),
+        Reply(tool_calls=[Call("idle", {})]),
+    ]})
+    rt = make_runtime(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    rt.team.spawn("alice", "coder", prompt="plan first", require_plan=True)
+    rec.status("alice", "waiting_plan")
+    req = rt.protocols.latest_plan("alice")
+    _corrupt(workdir / ".team" / "requests.json")
+
+    rt.mail.send("lead", "alice", "plan approved", "plan_approval_response",
+                 request_id=req.id, approve=True)
+    rec.wait_for(lambda: any(UNREADABLE in e.text for e in rec.of("Notice", agent="alice")),
+                 what="warning about the unreadable store")
+    rec.wait_for(lambda: any(r.startswith(UNREADABLE) for r in _reasons(rec, "alice")),
+                 what="alice idle")
+    assert rec.of("StatusEvent", agent="alice", status="failed") == []
+    assert rt.team.teammate("alice").alive()
+    # repaired before closing: Team.request_shutdown (manager.py) still raises CorruptFile
+    (workdir / ".team" / "requests.json").unlink()
+
+
+def test_a_plan_the_store_lost_keeps_the_gate_and_claims_closed(workdir, cleanup):
+    write = Call("write_file", {"path": "out.txt", "content": "x"})
+    model = ScriptedModel({"alice": [
+        Reply(tool_calls=[Call("submit_plan", {"plan": "1. write out.txt"})]),
+        Reply(tool_calls=[Call("idle", {})]),
+        Reply(tool_calls=[write]),  # after the store lost her pending plan
+        Reply(tool_calls=[Call("idle", {})]),
+    ]})
+    rt = make_runtime(workdir, model)
+    cleanup(rt)
+    rec = Recorder(rt)
+    human = FakeHuman(rt, lambda req: "allow_once")  # would allow anything it is asked
+    rt.team.spawn("alice", "coder", prompt="plan, then write")  # no require_plan
+    rec.status("alice", "waiting_plan")
+    _corrupt(workdir / ".team" / "requests.json")
+    rt.protocols.create("shutdown", "lead", "bob")  # sets the corrupt file aside: store empty
+    assert rt.protocols.latest_plan("alice") is None
+    task = rt.board.create("ready work")
+
+    rt.mail.send("lead", "alice", "carry on")
+    rec.wait_for(lambda: len(rec.of("TurnFinished", agent="alice")) == 2, what="second turn")
+    assert rt.team.wait_quiet(WAIT)
+    human.close()
+
+    [result] = rec.of("ToolFinished", agent="alice", tool="write_file")
+    assert not result.ok and "no longer on record" in result.outcome
+    assert human.asked == [] and not (workdir / "out.txt").exists()
+    assert rt.board.get(task.id).status == "pending"
+    assert "plan request lost: submit_plan again" in _reasons(rec, "alice")
+
+
+def test_a_remembered_approved_plan_does_not_block(workdir):
+    memory = plans.PlanMemory()
+    rt_dir = workdir / ".team"
+
+    store = ProtocolStore(rt_dir)
+    req = store.create("plan_approval", "alice", "lead", "p")
+    memory.note(store.resolve(req.id, "plan_approval", "lead", "alice", True))
+    _corrupt(rt_dir / "requests.json")
+    store.create("shutdown", "lead", "bob")  # set aside: the store forgot the plan
+    assert plans.plan_block(store, "alice", True, known=memory.known) is None
+    assert memory.lost_block(store, "alice") is None
+    pending = store.create("plan_approval", "alice", "lead", "newer plan")
+    assert plans.plan_block(store, "alice", False, known=memory.known) == plans.PENDING
+    assert memory.state(store, "alice") == (pending, False)  # the store's newer plan decides

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from pathlib import Path
+
 from support.team import (
     WAIT,
     Call,
@@ -15,6 +19,8 @@ from support.team import (
 
 from agent_cli.board.models import Verify
 from agent_cli.models.scripted import ScriptedModel
+from agent_cli.team import verify as verify_mod
+from agent_cli.tools.base import ToolContext
 
 
 def _result_of(model: ScriptedModel, agent: str, index: int) -> str:
@@ -166,3 +172,80 @@ def test_a_teammate_that_reports_a_denial_itself_gets_no_second_report(workdir, 
     assert "write denied" in block
     assert rt.roster.get("alice").idle_reason.startswith(f"holds #{task.id}: write_file was")
     human.close()
+
+
+def _gone(pid: int, timeout: float = 5.0) -> bool:
+    """The process no longer runs (a zombie nobody reaped counts as gone). A SIGKILL just
+    sent takes a moment to land on a loaded machine: wait for it on a pidfd, no polling."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        if select.select([fd], [], [], timeout)[0]:
+            return True
+    finally:
+        os.close(fd)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+def _in_thread(fn):
+    """Run fn() on a thread; return its result, failing the test if it takes over WAIT s."""
+    box: dict = {}
+    done = threading.Event()
+
+    def run():
+        try:
+            box["value"] = fn()
+        finally:
+            done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    assert done.wait(WAIT), "still running: the command was not stopped"
+    return box["value"]
+
+
+def test_verify_is_stopped_by_the_callers_cancel_event(workdir):
+    cancel = threading.Event()
+    cancel.set()  # e.g. Esc was pressed while the verify was being approved
+    check = Verify(command="sleep 60; echo 42", expected_stdout="42")
+    outcome = _in_thread(lambda: verify_mod.check_verify(check, workdir, cancel))
+    assert not outcome.passed and outcome.detail == "verify command interrupted by the user"
+
+
+def test_verify_does_not_wait_for_background_jobs_and_stops_them(workdir):
+    check = Verify(command="sleep 60 & echo $! > bg.pid; echo 42", expected_stdout="42")
+    outcome = _in_thread(lambda: verify_mod.check_verify(check, workdir))
+    assert outcome.passed
+    assert _gone(int((workdir / "bg.pid").read_text()))
+
+
+def test_a_verify_timeout_kills_the_whole_process_group(workdir, monkeypatch):
+    monkeypatch.setattr(verify_mod, "VERIFY_TIMEOUT_S", 0.3)
+    check = Verify(command="sleep 60 & echo $! > bg.pid; sleep 60")
+    outcome = _in_thread(lambda: verify_mod.check_verify(check, workdir))
+    assert not outcome.passed and outcome.detail == "verify command timed out after 0.3s"
+    assert _gone(int((workdir / "bg.pid").read_text()))
+
+
+def test_run_verify_passes_ctx_cancel_and_keeps_stderr_out_of_stdout(workdir):
+    rt = make_runtime(workdir, ScriptedModel({"*": []}), allow=["Bash"])
+    task = rt.board.create("v", verify={"command": "echo 42; echo oops >&2; exit 3",
+                                        "expected_stdout": "42", "expected_exit_code": 3})
+    ctx = ToolContext(agent="alice", workdir=workdir, runtime=rt)
+    assert verify_mod.run_verify(rt, task, ctx).passed  # stderr is not part of the comparison
+    slow = rt.board.create("w", verify={"command": "sleep 60", "expected_stdout": ""})
+    ctx.cancel.set()
+    outcome = _in_thread(lambda: verify_mod.run_verify(rt, slow, ctx))
+    assert not outcome.passed and "interrupted" in outcome.detail
+    rt.close(WAIT)

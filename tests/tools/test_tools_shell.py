@@ -11,7 +11,7 @@ import pytest
 
 from agent_cli.errors import ToolError
 from agent_cli.tools.base import ToolContext, ToolOutput
-from agent_cli.tools.shell import OUTPUT_CAP, CappedOutput, shell_tool
+from agent_cli.tools.shell import OUTPUT_CAP, CappedOutput, run_process, shell_tool
 
 WAIT = 15.0
 
@@ -125,3 +125,11 @@ def test_timeout_is_bounded(raw):
 def test_empty_and_nul_commands_are_refused(ctx):
     assert run(ctx, command="  ").content == "command is empty"
     assert "NUL" in run(ctx, command="ls\x00").content
+
+
+def test_run_process_keeps_stderr_apart_only_when_asked(workdir):
+    never = threading.Event()
+    merged = run_process("echo out; echo err >&2", workdir, 10, never)
+    assert merged.output == "out\nerr\n" and merged.stderr == ""
+    split = run_process("echo out; echo err >&2", workdir, 10, never, separate_stderr=True)
+    assert (split.output, split.stderr, split.code) == ("out\n", "err\n", 0)

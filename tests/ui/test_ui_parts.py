@@ -4,12 +4,16 @@ approval panels, and slash handlers on a Console(file=StringIO())."""
 from __future__ import annotations
 
 import io
+import os
+import select
 import threading
 from pathlib import Path
 from types import SimpleNamespace
 
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
+from rich.console import Console
+from support.team import WAIT
 
 from agent_cli.events import (
     MessageEvent,
@@ -26,6 +30,7 @@ from agent_cli.ui.approvals import approval_panel
 from agent_cli.ui.completer import SlashCompleter
 from agent_cli.ui.printer import Printer
 from agent_cli.ui.render import EventView, UiSettings, event_line
+from agent_cli.ui.shell import run_user_shell
 from agent_cli.ui.slash import SlashContext, argument_values, command_help, dispatch
 from agent_cli.ui.style import make_console, render_str
 from agent_cli.ui.toolbar import StatusCache, count_tasks, toolbar_fragments
@@ -189,3 +194,32 @@ def test_spinner_shows_elapsed_time_activity_and_how_to_interrupt() -> None:
     assert "running shell(ls)… 3s" in spinner_line(0.0, "shell(ls)", now=3.0)
     assert stream_tail("a\nb\nc", 80, lines=2) == ["b", "c"]
     assert stream_tail("x" * 25, 10, lines=6) == ["x" * 10, "x" * 10, "x" * 5]
+
+
+def render(renderable) -> str:
+    console = Console(file=None, width=100, record=True, color_system=None)
+    with console.capture() as cap:
+        console.print(renderable)
+    return cap.get()
+
+
+def test_user_shell_shows_output_and_exit_code(workdir):
+    shown = render(run_user_shell("echo hello; echo oops >&2; exit 3", workdir))
+    assert "$ echo hello" in shown and "hello" in shown and "oops" in shown
+    assert "exit 3" in shown
+
+
+def test_user_shell_timeout_kills_background_jobs_too(workdir):
+    marker = workdir / "pid"
+    shown = render(run_user_shell(f"sleep 60 & echo $! > {marker}; wait", workdir, timeout=0.5))
+    assert "timed out" in shown
+    pid = int(marker.read_text())
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # already gone and reaped
+    try:  # a pidfd turns readable when the process has exited: no polling
+        ready, _, _ = select.select([fd], [], [], WAIT)
+    finally:
+        os.close(fd)
+    assert ready, "the background sleep outlived the timeout"
