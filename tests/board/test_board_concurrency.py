@@ -4,20 +4,16 @@ nothing is lost, and a writer killed at any moment never leaves a broken board."
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.race import TIMEOUT, Race, launch, ready
 
 from agent_cli.board import TaskBoard
-
-TIMEOUT = 60
 
 # A claimer process: waits for "go" on stdin, claims and completes until nothing is left,
 # prints the ids it claimed as JSON.
@@ -71,68 +67,28 @@ while True:
 """
 
 
-def env() -> dict[str, str]:
-    src = str(Path(__file__).resolve().parents[2])
-    return {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
-
-
-def launch(script: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-c", script, *args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env(),
-    )
-
-
-def ready(proc: subprocess.Popen) -> subprocess.Popen:
-    """Block until the process says it is ready (its first line), then return it."""
-    line = proc.stdout.readline()
-    assert line == "ready\n", proc.stderr.read()
-    return proc
-
-
 def fill(board: TaskBoard, n: int) -> None:
     for i in range(n):
         board.create(f"task {i}")
 
 
-def thread_claimer(
-    board: TaskBoard,
-    owner: str,
-    start: threading.Barrier,
-    got: list[int],
-    errors: list[BaseException],
-) -> None:
-    try:
-        start.wait(TIMEOUT)
-        while True:
-            task = board.claim_next(owner).task
-            if task is None:
-                return
-            got.append(task.id)
-            board.complete(task.id, owner, task.claim_token, f"done by {owner}")
-    except BaseException as exc:  # reported by the test, not lost in the thread
-        errors.append(exc)
+def claim_all(board: TaskBoard, owner: str, got: list[int]) -> None:
+    """Claim and complete until nothing is left; the ids claimed go to `got`."""
+    while True:
+        task = board.claim_next(owner).task
+        if task is None:
+            return
+        got.append(task.id)
+        board.complete(task.id, owner, task.claim_token, f"done by {owner}")
 
 
-def run_threads(boards: list[TaskBoard], start: threading.Barrier) -> tuple[dict, list, list]:
+def claimers(race: Race, boards: list[TaskBoard]) -> dict[str, list[int]]:
+    """One racer thread per board (t0, t1, ...); what each claims, by owner."""
     claimed: dict[str, list[int]] = {}
-    errors: list[BaseException] = []
-    threads = []
     for i, board in enumerate(boards):
-        owner = f"t{i}"
-        claimed[owner] = []
-        threads.append(
-            threading.Thread(
-                target=thread_claimer, args=(board, owner, start, claimed[owner], errors)
-            )
-        )
-    for t in threads:
-        t.start()
-    return claimed, errors, threads
+        claimed[f"t{i}"] = []
+        race.thread(claim_all, board, f"t{i}", claimed[f"t{i}"])
+    return claimed
 
 
 def check_each_task_owned_once(tasks_dir: Path, claimed: dict[str, list[int]], n: int) -> None:
@@ -153,10 +109,10 @@ def check_each_task_owned_once(tasks_dir: Path, claimed: dict[str, list[int]], n
 def test_eight_threads_share_one_board(workdir: Path) -> None:
     board = TaskBoard(workdir / ".tasks")
     fill(board, 200)
-    claimed, errors, threads = run_threads([board] * 8, threading.Barrier(8))
-    for t in threads:
-        t.join(TIMEOUT)
-    assert not errors
+    race = Race(TIMEOUT)
+    claimed = claimers(race, [board] * 8)
+    race.go()
+    race.finish()  # no racer raised
     check_each_task_owned_once(board.dir, claimed, 200)
     assert sum(1 for ids in claimed.values() if ids) > 1  # they really competed
 
@@ -164,10 +120,10 @@ def test_eight_threads_share_one_board(workdir: Path) -> None:
 def test_eight_threads_with_their_own_board_instances(workdir: Path) -> None:
     fill(TaskBoard(workdir / ".tasks"), 200)
     boards = [TaskBoard(workdir / ".tasks") for _ in range(8)]
-    claimed, errors, threads = run_threads(boards, threading.Barrier(8))
-    for t in threads:
-        t.join(TIMEOUT)
-    assert not errors
+    race = Race(TIMEOUT)
+    claimed = claimers(race, boards)
+    race.go()
+    race.finish()  # no racer raised
     check_each_task_owned_once(workdir / ".tasks", claimed, 200)
 
 
@@ -175,68 +131,50 @@ def test_four_processes_and_eight_threads_claim_together(workdir: Path) -> None:
     tasks_dir = workdir / ".tasks"
     board = TaskBoard(tasks_dir)
     fill(board, 200)
-    procs = {f"p{i}": launch(CLAIMER, str(tasks_dir), f"p{i}") for i in range(4)}
-    for proc in procs.values():
-        ready(proc)
-    start = threading.Barrier(9)
-    claimed, errors, threads = run_threads([board] * 8, start)
-    for proc in procs.values():
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    start.wait(TIMEOUT)
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=TIMEOUT)
-        assert proc.returncode == 0, err
+    race = Race(TIMEOUT)
+    for i in range(4):
+        race.process(f"p{i}", CLAIMER, str(tasks_dir), f"p{i}")
+    claimed = claimers(race, [board] * 8)
+    race.go()
+    for name, out in race.finish().items():  # every process exited 0, no thread raised
         claimed[name] = json.loads(out)
-    for t in threads:
-        t.join(TIMEOUT)
-    assert not errors
     check_each_task_owned_once(tasks_dir, claimed, 200)
-    assert sum(len(claimed[p]) for p in procs) > 0
+    assert sum(len(claimed[p]) for p in race.procs) > 0
 
 
 def test_c_goes_to_exactly_one_of_many_racing_claimers(workdir: Path) -> None:
     board = TaskBoard(workdir / ".tasks")
     a, b = board.create("A"), board.create("B")
     c = board.create("C", blocked_by=[a.id, b.id])
-    start = threading.Barrier(2)
     first: dict[str, int] = {}
 
     def grab(owner: str) -> None:
-        start.wait(TIMEOUT)
         first[owner] = board.claim_next(owner).task.id
 
-    threads = [threading.Thread(target=grab, args=(o,)) for o in ("alice", "bob")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(TIMEOUT)
+    pair = Race(TIMEOUT)
+    for owner in ("alice", "bob"):
+        pair.thread(grab, owner)
+    pair.go()
+    pair.finish()
     assert sorted(first.values()) == [a.id, b.id]
     for owner, tid in first.items():
         board.complete(tid, owner, board.get(tid).claim_token, "ok")
     # six threads and three processes race for C
-    procs = [ready(p) for p in [launch(CLAIMER, str(board.dir), f"p{i}") for i in range(3)]]
-    racers = threading.Barrier(6)
+    race = Race(TIMEOUT)
+    for i in range(3):
+        race.process(f"p{i}", CLAIMER, str(board.dir), f"p{i}")
     won: list[str] = []
 
-    def race(owner: str) -> None:
-        racers.wait(TIMEOUT)
+    def grab_c(owner: str) -> None:
         if board.claim_next(owner).task is not None:
             won.append(owner)
 
-    threads = [threading.Thread(target=race, args=(f"r{i}",)) for i in range(6)]
-    for proc in procs:
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(TIMEOUT)
-    for i, proc in enumerate(procs):
-        out, err = proc.communicate(timeout=TIMEOUT)
-        assert proc.returncode == 0, err
+    for i in range(6):
+        race.thread(grab_c, f"r{i}")
+    race.go()
+    for name, out in race.finish().items():  # every process exited 0, no thread raised
         if json.loads(out):
-            won.append(f"p{i}")
+            won.append(name)
     assert len(won) == 1, won
     final = board.get(c.id)
     assert final.owner == won[0]

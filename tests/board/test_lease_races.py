@@ -5,11 +5,12 @@ one claimer at a time and completed exactly once, and no token is used twice."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
-import threading
+import time
 from collections import Counter
 from pathlib import Path
+
+from support.race import Race
 
 from agent_cli.board.store import TaskBoard
 
@@ -37,11 +38,11 @@ print(json.dumps(done), flush=True)
 """
 
 
-def _race(board_dir: Path, owner: str, start: threading.Barrier, out: list) -> None:
-    import time
+def _later() -> float:
+    return time.time() + LATER
 
-    board = TaskBoard(board_dir, clock=lambda: time.time() + LATER)
-    start.wait()
+
+def _race(board: TaskBoard, owner: str, out: list) -> None:
     board.doctor()  # an operation that sweeps, like any other
     while (task := board.claim_next(owner).task) is not None:
         board.complete(task.id, owner, task.claim_token, owner)
@@ -55,30 +56,16 @@ def test_expiry_races_between_threads_and_processes_take_each_lease_back_once(wo
     for n in range(TASKS):
         setup.create(f"t{n}")
         ghosts.append(setup.claim_next(f"ghost{n}").task)  # each held by a vanished owner
-    procs = [
-        subprocess.Popen([sys.executable, "-c", RACER, str(board_dir), f"p{i}", str(LATER)],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        for i in range(4)
-    ]
-    for p in procs:
-        assert p.stdout.readline().strip() == "ready"
-    start = threading.Barrier(9)
+    race = Race()
+    for i in range(4):
+        race.process(f"p{i}", RACER, str(board_dir), f"p{i}", str(LATER))
     results: list[list] = [[] for _ in range(8)]
-    threads = [threading.Thread(target=_race, args=(board_dir, f"t{i}", start, results[i]))
-               for i in range(8)]
-    for t in threads:
-        t.start()
-    for p in procs:
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    start.wait()
-    for t in threads:
-        t.join(60)
-        assert not t.is_alive()
+    for i in range(8):
+        race.thread(_race, TaskBoard(board_dir, clock=_later), f"t{i}", results[i])
+    race.go()
+    outputs = race.finish()  # every process exited 0, every thread ended
     done = [tuple(x) for r in results for x in r]
-    for p in procs:
-        out, _ = p.communicate(timeout=60)
-        assert p.returncode == 0
+    for out in outputs.values():
         done += [tuple(x) for x in json.loads(out)]
 
     log = TaskBoard(board_dir).events()

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
-import sys
 import threading
 from collections import Counter
 from pathlib import Path
 
-from test_board_concurrency import TIMEOUT, env, ready
+from support.race import TIMEOUT, Race, go, launch, ready
 
 from agent_cli.board import TaskBoard
 from agent_cli.board.routing import refusal
@@ -96,40 +94,30 @@ print(json.dumps([done, refused]), flush=True)
 """
 
 
-def launch(script: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", script, *args], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env())
-
-
-def thread_claimer(board, owner, start, got, errors, stop: threading.Event | None) -> None:
+def thread_claimer(board, owner, got, stop: threading.Event | None) -> None:
     rng = random.Random(owner)
     role = ROLES[owner]
-    try:
-        start.wait(TIMEOUT)
-        while True:
-            task = None
-            if rng.random() < 0.2:  # an explicit claim of any pending id: the board decides
-                ids = [t.id for t in board.snapshot().tasks if t.status == "pending"]
-                try:
-                    task = board.claim(rng.choice(ids), owner, role) if ids else None
-                except Refused:
-                    continue  # not its task (or taken): the board said why
-            else:
-                task = board.claim_next(owner, role).task
-            if task is None:
-                if stop is None or stop.is_set():
-                    return
-                if all(t.status == "completed" for t in board.snapshot().tasks):
-                    return
-                seen = board.stamp()
-                while board.stamp() == seen and not stop.wait(0.002):
-                    pass  # pace: look again once the board changed (or the test ends)
-                continue
-            got.append(task.id)
-            board.complete(task.id, owner, task.claim_token, f"done by {owner}")
-    except BaseException as exc:
-        errors.append(exc)
+    while True:
+        task = None
+        if rng.random() < 0.2:  # an explicit claim of any pending id: the board decides
+            ids = [t.id for t in board.snapshot().tasks if t.status == "pending"]
+            try:
+                task = board.claim(rng.choice(ids), owner, role) if ids else None
+            except Refused:
+                continue  # not its task (or taken): the board said why
+        else:
+            task = board.claim_next(owner, role).task
+        if task is None:
+            if stop is None or stop.is_set():
+                return
+            if all(t.status == "completed" for t in board.snapshot().tasks):
+                return
+            seen = board.stamp()
+            while board.stamp() == seen and not stop.wait(0.002):
+                pass  # pace: look again once the board changed (or the test ends)
+            continue
+        got.append(task.id)
+        board.complete(task.id, owner, task.claim_token, f"done by {owner}")
 
 
 def replay(events: list[dict]) -> tuple[int, int]:
@@ -177,39 +165,27 @@ def fill_routed(board: TaskBoard, n: int) -> None:
             board.create(f"task {i}")
 
 
-def start_all(board: TaskBoard, procs: dict, stop: threading.Event | None):
-    start = threading.Barrier(9)
+def start_all(race: Race, board: TaskBoard, stop: threading.Event | None) -> dict:
+    """Eight claimer threads (t0-t7) racing the race's processes; what each claims, by owner."""
     claimed: dict[str, list[int]] = {}
-    errors: list[BaseException] = []
-    threads = []
     for i in range(8):
         owner = f"t{i}"
         claimed[owner] = []
-        threads.append(threading.Thread(
-            target=thread_claimer, args=(board, owner, start, claimed[owner], errors, stop)))
-    for t in threads:
-        t.start()
-    for proc in procs.values():
-        proc.stdin.write("go\n")
-        proc.stdin.flush()
-    start.wait(TIMEOUT)
-    return claimed, errors, threads
+        race.thread(thread_claimer, board, owner, claimed[owner], stop)
+    race.go()
+    return claimed
 
 
 def test_routed_tasks_go_only_to_the_members_they_allow(workdir: Path) -> None:
     tasks_dir = workdir / ".tasks"
     board = TaskBoard(tasks_dir)
     fill_routed(board, 100)
-    procs = {p: ready(launch(CLAIMER, str(tasks_dir), p, ROLES[p] or "", "0"))
-             for p in ("p0", "p1", "p2", "p3")}
-    claimed, errors, threads = start_all(board, procs, None)
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=TIMEOUT)
-        assert proc.returncode == 0, err
+    race = Race(TIMEOUT)
+    for p in ("p0", "p1", "p2", "p3"):
+        race.process(p, CLAIMER, str(tasks_dir), p, ROLES[p] or "", "0")
+    claimed = start_all(race, board, None)
+    for name, out in race.finish().items():  # every process exited 0, no thread raised
         claimed[name] = json.loads(out)
-    for t in threads:
-        t.join(TIMEOUT)
-    assert not errors, errors
     ids = [i for got in claimed.values() for i in got]
     assert sorted(ids) == list(range(1, 101)), Counter(ids).most_common(3)  # each exactly once
     fresh = TaskBoard(tasks_dir)
@@ -228,24 +204,19 @@ def test_rerouting_while_they_claim_never_hands_a_task_to_the_wrong_member(workd
     tasks_dir = workdir / ".tasks"
     board = TaskBoard(tasks_dir)
     fill_routed(board, 40)
-    procs = {p: ready(launch(CLAIMER, str(tasks_dir), p, ROLES[p] or "", "1"))
-             for p in ("p0", "p1", "p2")}
+    race = Race(TIMEOUT)
+    for p in ("p0", "p1", "p2"):
+        race.process(p, CLAIMER, str(tasks_dir), p, ROLES[p] or "", "1")
     router = ready(launch(REROUTER, str(tasks_dir), ",".join(NAMES)))
     stop = threading.Event()
-    router.stdin.write("go\n")
-    router.stdin.flush()
-    claimed, errors, threads = start_all(board, procs, stop)
+    go(router)
+    claimed = start_all(race, board, stop)
     out, err = router.communicate(timeout=TIMEOUT)
     assert router.returncode == 0, err
     updated, refused = json.loads(out)
     stop.set()
-    for name, proc in procs.items():
-        out, err = proc.communicate(timeout=TIMEOUT)
-        assert proc.returncode == 0, err
+    for name, out in race.finish().items():  # every process exited 0, no thread raised
         claimed[name] = json.loads(out)
-    for t in threads:
-        t.join(TIMEOUT)
-    assert not errors, errors
     fresh = TaskBoard(tasks_dir)
     assert fresh.doctor() == []
     assert all(t.status == "completed" for t in fresh.snapshot().tasks)

@@ -8,9 +8,10 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 from collections import defaultdict
 from pathlib import Path
+
+from support.race import Race
 
 from agent_cli.team.mailbox import Mailbox, parse_line
 
@@ -61,42 +62,20 @@ def read_inbox(path: Path) -> list[tuple[int, dict]]:
 def test_8_threads_and_4_processes_lose_duplicate_and_tear_nothing(workdir: Path) -> None:
     team_dir = workdir / ".team"
     n = 40
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", SENDER, str(team_dir), f"proc{i}", str(n)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(4)
-    ]
-    for p in procs:
-        assert p.stdout.readline().strip() == "ready"
+    race = Race()
+    for i in range(4):
+        race.process(f"proc{i}", SENDER, str(team_dir), f"proc{i}", str(n))
     mail = Mailbox(team_dir)
-    start = threading.Barrier(9)
-    errors: list[BaseException] = []
 
     def sender(who: str) -> None:
-        try:
-            start.wait(10)
-            for i in range(n):
-                mail.send(who, "lead", f"{who}:{i}")
-        except BaseException as exc:
-            errors.append(exc)
+        for i in range(n):
+            mail.send(who, "lead", f"{who}:{i}")
 
-    threads = [threading.Thread(target=sender, args=(f"thread{i}",)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for p in procs:
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    start.wait(10)
-    for t in threads:
-        t.join(60)
-    for p in procs:
-        out, _ = p.communicate(timeout=60)
-        assert p.returncode == 0 and out.strip() == "done"
-    assert errors == []
+    for i in range(8):
+        race.thread(sender, f"thread{i}")
+    race.go()
+    outputs = race.finish()  # every process exited 0, no thread raised
+    assert [out.strip() for out in outputs.values()] == ["done"] * 4
 
     lines = read_inbox(mail.inbox_path("lead"))
     assert len(lines) == 12 * n

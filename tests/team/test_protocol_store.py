@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from support.race import Race
 
 from agent_cli.errors import CorruptFile, InvalidName, NotFound, Refused, UserError
 from agent_cli.team.protocol import ProtocolStore, kind_of
@@ -188,6 +187,7 @@ from pathlib import Path
 from agent_cli.errors import Refused
 from agent_cli.team.protocol import ProtocolStore
 store = ProtocolStore(Path(sys.argv[1]))
+print("ready", flush=True)
 sys.stdin.readline()
 try:
     store.resolve(sys.argv[2], "shutdown", "alice", "lead", True, response_id=sys.argv[3])
@@ -202,36 +202,22 @@ def test_racing_responses_from_threads_and_processes_resolve_exactly_once(
 ) -> None:
     store = ProtocolStore(workdir / ".team")
     req = store.create("shutdown", "lead", "alice")
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", RESOLVER, str(store.team_dir), req.id, f"proc{i}"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(3)
-    ]
-    start = threading.Barrier(9)
+    race = Race()
+    for i in range(3):
+        race.process(f"proc{i}", RESOLVER, str(store.team_dir), req.id, f"proc{i}")
     outcomes: list[str] = []
 
     def respond(i: int) -> None:
-        start.wait(10)
         try:
             store.resolve(req.id, "shutdown", "alice", "lead", True, response_id=f"thread{i}")
             outcomes.append("won")
         except Refused as exc:
             outcomes.append(f"refused {exc}")
 
-    threads = [threading.Thread(target=respond, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for p in procs:
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    start.wait(10)
-    for t in threads:
-        t.join(60)
-    outcomes += [p.communicate(timeout=60)[0].strip() for p in procs]
+    for i in range(8):
+        race.thread(respond, i)
+    race.go()
+    outcomes += [out.strip() for out in race.finish().values()]
     assert len(outcomes) == 11
     assert outcomes.count("won") == 1
     assert all("already approved" in o for o in outcomes if o != "won")
