@@ -5,11 +5,10 @@ SessionStart hook's context reaches the lead, SessionEnd runs on Ctrl-D."""
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
+from support.repl_spawn import spawn_repl
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -28,13 +27,7 @@ def test_memory_and_prompt_hooks_in_the_repl(workdir: Path, tmp_path: Path) -> N
     }
     (workdir / ".agent-cli").mkdir()
     (workdir / ".agent-cli" / "settings.json").write_text(json.dumps({"hooks": hooks}))
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"lead": [{"text": "Hello, noted the freeze."}]}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
-    env.update({"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "120"})
-    child = pexpect.spawn(sys.executable, ["-m", "agent_cli", "--model", f"script:{script}",
-                                           "-C", str(workdir)], env=env, dimensions=(40, 120),
-                          encoding="utf-8", timeout=20)
+    child = spawn_repl(workdir, {"lead": [{"text": "Hello, noted the freeze."}]}, timeout=20)
     try:
         child.expect("Ctrl-D exits")
         child.expect("has hooks that run commands")  # they came with the repository: asked

@@ -4,11 +4,10 @@ type a prompt, answer a teammate's approval, run /tasks and /team, exit cleanly.
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import pytest
+from support.repl_spawn import spawn_repl
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -29,19 +28,8 @@ SCRIPT = {
 }
 
 
-def spawn(workdir: Path) -> pexpect.spawn:
-    script = workdir.parent / "script.json"
-    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
-    env.update({"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "120"})
-    return pexpect.spawn(
-        sys.executable, ["-m", "agent_cli", "--model", f"script:{script}", "-C", str(workdir)],
-        env=env, dimensions=(40, 120), encoding="utf-8", timeout=15,
-    )
-
-
 def test_prompt_approval_tables_and_clean_exit(workdir: Path) -> None:
-    child = spawn(workdir)
+    child = spawn_repl(workdir, SCRIPT, timeout=15)
     try:
         child.expect("Ctrl-D exits")
         child.send("plan the hello work\r")

@@ -4,11 +4,11 @@ answer kept, /mcp, the lead calling a server's tool, and no server process left 
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import pytest
+from support.repl_spawn import spawn_repl
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -19,23 +19,12 @@ SCRIPT = {"lead": [
 ]}
 
 
-def spawn(workdir: Path) -> pexpect.spawn:
-    script = workdir.parent / "script.json"
-    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
-    env.update({"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "120"})
-    return pexpect.spawn(
-        sys.executable, ["-m", "agent_cli", "--model", f"script:{script}", "-C", str(workdir)],
-        env=env, dimensions=(40, 120), encoding="utf-8", timeout=30,
-    )
-
-
 def test_trust_question_mcp_listing_and_a_call(workdir: Path, tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"fx": {
         "command": sys.executable, "args": [SERVER],
         "env": {"FIXTURE_PIDFILE": str(pidfile)}}}}), encoding="utf-8")
-    child = spawn(workdir)
+    child = spawn_repl(workdir, SCRIPT, timeout=30)
     try:
         child.expect("wants to start MCP servers")
         child.expect("Start them")
@@ -56,7 +45,7 @@ def test_trust_question_mcp_listing_and_a_call(workdir: Path, tmp_path: Path) ->
     local = json.loads((workdir / ".agent-cli" / "settings.local.json").read_text())
     assert local["enabledMcpjsonServers"] == ["fx"]
     # The answer is kept: the next session does not ask again.
-    child = spawn(workdir)
+    child = spawn_repl(workdir, SCRIPT, timeout=30)
     try:
         child.expect(r"server fx: ready")
         assert "wants to start" not in child.before
