@@ -1,5 +1,6 @@
 """Shared helpers for the team tests: a runtime on a scripted model, event capture that
-waits on a condition, a fake human answering approvals, and claim-token extraction."""
+waits on a condition, a fake human answering approvals, claim-token extraction, and an
+injected protocol clock for expiry."""
 
 from __future__ import annotations
 
