@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from support.team import WAIT, Recorder, Reply, make_runtime
+from support.team import WAIT, Recorder, make_runtime
 
 from agent_cli import errors
 from agent_cli.errors import InvalidName, NotFound, StorageError, UserError
@@ -159,29 +159,6 @@ def test_roster_and_protocol_writes_name_a_team_dir_they_cannot_create(workdir):
         Roster(workdir / "blocked").add("alice", "coder")
     with pytest.raises(StorageError, match="blocked"):
         ProtocolStore(workdir / "blocked").create("shutdown", "lead", "alice")
-
-
-def test_live_teammates_are_registered_again_after_the_roster_is_set_aside(workdir, cleanup):
-    # the claimant never completes: reminded twice, then reported; it keeps the task
-    rt = make_runtime(workdir, ScriptedModel({"*": [Reply("on it")] * 3}))
-    cleanup(rt)
-    rec = Recorder(rt)
-    rt.team.spawn("alice", "coder", model="demo")
-    rt.team.spawn("bob", "tester", require_plan=False)
-    rec.status("alice", "idle")
-    rec.status("bob", "idle")
-    (workdir / ".team" / "config.json").write_text("\x00\x01 not json")
-
-    task = rt.board.create("A")  # the claimant's status write meets the corrupt roster
-    claimed = rec.wait_event("TaskEvent", action="claimed", task_id=task.id)
-    assert rt.team.wait_quiet(WAIT)
-
-    members = {m.name: m for m in rt.roster.members()}
-    assert set(members) == {"alice", "bob"}
-    assert members["alice"].role == "coder" and members["alice"].model == "demo"
-    assert members[claimed.agent].current_task == task.id
-    assert all(m.pid == os.getpid() for m in members.values())
-    assert list((workdir / ".team").glob("config.json.corrupt-*"))  # kept, not deleted
 
 
 def test_the_roster_records_the_running_process_and_clears_it_on_shutdown(workdir, cleanup):
