@@ -1,5 +1,5 @@
 """Benchmark of what a task costs in model calls and tokens, through the real SDK against the
-wire-level stub (tests/stub_server.py, prompt caching modelled), in a headless `--wait` run.
+wire-level stub (tests/support/stub_server.py, prompt caching modelled), in a headless `--wait` run.
 
     python bench/cost.py [--json]
 
@@ -34,9 +34,9 @@ from typing import Any
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))
 
-from stub_server import StubServer, _cache_blocks  # noqa: E402
-from test_e2e_claude_support import agent_of  # noqa: E402
-from test_fallible_support import Crew, complete, wire_runtime  # noqa: E402
+from support.e2e_claude import agent_of  # noqa: E402
+from support.fallible import Crew, complete, wire_runtime  # noqa: E402
+from support.stub_server import StubServer, _cache_blocks  # noqa: E402
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "abc": {

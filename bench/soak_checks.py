@@ -1,4 +1,4 @@
-"""The soak's invariants, checked on disk after the run (bench/soak.py; tests/test_soak_*.py).
+"""The soak's invariants, checked on disk after the run (bench/soak.py; tests/e2e/test_soak_*.py).
 
 Each check returns one line per violation, naming the task, the message or the file, so a
 failing soak says exactly what was lost, doubled or left behind.
