@@ -238,9 +238,11 @@ def dispatch(args: argparse.Namespace) -> int:
     if getattr(args, "resume", None) == "":  # --resume alone: list the sessions
         return list_sessions(args)
     runtime = open_runtime(workdir_of(args), runtime_config(args))
-    from .mcp.session import build_manager
+    flag_files = list(getattr(args, "mcp_config", []) or [])
+    if flag_files or os.path.lexists(runtime.workdir / ".mcp.json"):  # else MCP is not loaded
+        from .mcp.session import build_manager
 
-    runtime.mcp = build_manager(runtime, list(getattr(args, "mcp_config", []) or []))
+        runtime.mcp = build_manager(runtime, flag_files)
     from .team.resume import start_session
 
     # the REPL starts resumed teammates once its approval UI is attached (ui/repl.py)
