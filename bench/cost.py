@@ -36,7 +36,8 @@ sys.path.insert(0, str(TESTS))
 
 from support.e2e_claude import agent_of  # noqa: E402
 from support.fallible import Crew, complete, wire_runtime  # noqa: E402
-from support.stub_server import StubServer, _cache_blocks  # noqa: E402
+from support.stub_server import StubServer  # noqa: E402
+from support.stub_usage import cache_blocks  # noqa: E402
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "abc": {
@@ -100,7 +101,7 @@ def prefix_tokens(body: dict) -> int:
     """Tokens of the tools + system prompt, estimated the way the stub counts them."""
     n = len(body.get("tools") or []) + len(body.get("system") or [])
     return sum(max(1, len(json.dumps(b, sort_keys=True)) // 4)
-               for b, _ in _cache_blocks(body)[:n])
+               for b, _ in cache_blocks(body)[:n])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from soak_checks import check_all  # noqa: E402
+from soak_checks import check_all, inbox_lines_from  # noqa: E402
 
 from agent_cli.models.base import (  # noqa: E402
     Message,
@@ -348,7 +348,7 @@ def _fill_figures(report: SoakReport, rt, models: dict, lead: _Lead) -> None:
     report.tasks_created = len(snap.tasks)
     report.tasks_completed = sum(t.status == "completed" for t in snap.tasks)
     teammate_msgs = sum(len(m.sent) for m in models.values())
-    report.messages = teammate_msgs + sum(1 for _ in _inbox_lines(rt, "outsider"))
+    report.messages = teammate_msgs + sum(1 for _ in inbox_lines_from(rt, "outsider"))
     report.lead_messages = sum(lead.lead_seen.values())
     report.compactions = sum(m.compactions for m in models.values())
     secs = max(report.elapsed_s, 1e-9)
@@ -358,17 +358,6 @@ def _fill_figures(report: SoakReport, rt, models: dict, lead: _Lead) -> None:
     report.peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     report.peak_rss_children_mb = round(
         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
-
-
-def _inbox_lines(rt, sender: str) -> Iterator[dict]:
-    """Every inbox line sent by `sender`, across all inboxes."""
-    for path in sorted(rt.mail.inbox_dir.glob("*.jsonl")):
-        if path.name.endswith(".quarantine.jsonl"):
-            continue
-        for raw in path.read_bytes().splitlines():
-            rec = json.loads(raw)
-            if rec.get("from") == sender:
-                yield rec
 
 
 def main(argv: list[str] | None = None) -> int:

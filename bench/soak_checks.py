@@ -6,8 +6,10 @@ failing soak says exactly what was lost, doubled or left behind.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from agent_cli.team.mailbox import parse_line
@@ -73,6 +75,17 @@ def check_board(rt, finished: bool = True) -> list[str]:
     bad += [f"doctor: {p.path}: {p.message}" for p in rt.board.doctor()]
     bad += [f"events.jsonl: {p.path}: {p.message}" for p in rt.board.event_problems()]
     return bad
+
+
+def inbox_lines_from(rt, sender: str) -> Iterator[dict]:
+    """Every inbox line sent by `sender`, across all inboxes."""
+    for path in sorted(rt.mail.inbox_dir.glob("*.jsonl")):
+        if path.name.endswith(".quarantine.jsonl"):
+            continue
+        for raw in path.read_bytes().splitlines():
+            rec = json.loads(raw)
+            if rec.get("from") == sender:
+                yield rec
 
 
 def inbox_messages(rt, name: str) -> list:

@@ -40,7 +40,6 @@ does, models.reply.estimate_tokens). A Reply's `usage` replaces the counts it na
 
 from __future__ import annotations
 
-import hashlib
 import json
 import socket
 import struct
@@ -50,9 +49,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agent_cli.models.reply import Call, Reply, estimate_tokens, reply_tokens
+from agent_cli.models.reply import Call, Reply
 
 from .stub_rules import validate
+from .stub_usage import PromptCache, reply_usage, request_tokens
 
 STUB_MODEL = "claude-stub-1"
 
@@ -116,7 +116,7 @@ class StubServer:
     ) -> None:
         self.default = default
         self.model_cache = model_cache
-        self._cache: set[str] = set()
+        self._cache = PromptCache()
         self.api_key = api_key  # None: any x-api-key/authorization accepted (one is required)
         self.responder = responder
         self.requests: list[dict[str, Any]] = []
@@ -201,38 +201,13 @@ class StubServer:
             self.served.append((body, usage))
 
     def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, int]:
-        usage = _usage(body, reply)
+        usage = reply_usage(body, reply)
         if self.model_cache and not reply.given_usage().keys() & {
             "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"
         }:
-            usage.update(self._cached(body))
+            with self._cond:
+                usage.update(self._cache.counts(body))
         return usage
-
-    def _cached(self, body: dict[str, Any]) -> dict[str, int]:
-        """The three input counts of `body` under the prompt-cache model (module docstring)."""
-        digest = hashlib.sha256(str(body.get("model")).encode())
-        prefixes, tokens, marks, total = [], [], [], 0
-        for block, marked in _cache_blocks(body):
-            text = json.dumps(block, sort_keys=True)  # cache_control itself is not content
-            digest.update(text.encode())
-            prefixes.append(digest.copy().hexdigest())
-            total += estimate_tokens(text)
-            tokens.append(total)
-            if marked:
-                marks.append(len(prefixes) - 1)
-        if not marks:
-            return {"input_tokens": total, "cache_read_input_tokens": 0,
-                    "cache_creation_input_tokens": 0}
-        last = marks[-1]
-        with self._cond:
-            hit = max((i for i in range(last + 1) if prefixes[i] in self._cache), default=-1)
-            self._cache.update(prefixes[i] for i in marks)
-        read = tokens[hit] if hit >= 0 else 0
-        return {
-            "input_tokens": total - tokens[last],
-            "cache_read_input_tokens": read,
-            "cache_creation_input_tokens": tokens[last] - read,
-        }
 
     def _new_id(self, prefix: str) -> str:
         with self._cond:
@@ -278,7 +253,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(400, "invalid_request_error", problem)
             return
         if path.endswith("count_tokens"):
-            self._json(200, {"input_tokens": _estimate_tokens(body)})
+            self._json(200, {"input_tokens": request_tokens(body)})
             return
         self._answer(body, self.stub._pick(body))
 
@@ -423,37 +398,3 @@ class _Handler(BaseHTTPRequestHandler):
 
 def _split(text: str, size: int = 7) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
-
-def _estimate_tokens(body: dict) -> int:
-    return estimate_tokens(json.dumps(body))
-
-
-def _cache_blocks(body: dict) -> list[tuple[Any, bool]]:
-    """(block, carries cache_control) in the order the API caches: tools, system, messages."""
-    def bare(block: Any) -> tuple[Any, bool]:
-        if not isinstance(block, dict):
-            return block, False
-        return {k: v for k, v in block.items() if k != "cache_control"}, "cache_control" in block
-
-    out = [bare(t) for t in body.get("tools") or []]
-    system = body.get("system")
-    out += [bare(b) for b in ([system] if isinstance(system, str) else system or [])]
-    for message in body.get("messages") or []:
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        for block in blocks or []:
-            inner, marked = bare(block)
-            out.append(({"role": message.get("role"), "block": inner}, marked))
-    return out
-
-
-def _usage(body: dict, reply: Reply) -> dict[str, int]:
-    usage = {
-        "input_tokens": _estimate_tokens(body),
-        "output_tokens": reply_tokens(reply.text, len(reply.tool_calls)),
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
-    }
-    usage.update(reply.given_usage())
-    return usage
