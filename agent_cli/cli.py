@@ -151,9 +151,10 @@ def add_permission_options(parser: argparse.ArgumentParser) -> None:
                         "else default")
     parser.add_argument("--dangerously-skip-permissions", action="store_true",
                         help="allow bypassPermissions mode (always shown in the toolbar)")
-    parser.add_argument("--trust-project-hooks", action="store_true",
-                        help="run the hooks of .agent-cli/settings.json without asking "
-                        "(a terminal session asks once; a headless run skips them otherwise)")
+    parser.add_argument("--trust-project-settings", action="store_true",
+                        help="apply the allow rules, widening defaultMode and hooks of "
+                        ".agent-cli/settings.json for this run, unasked (a terminal session "
+                        "asks once; a headless run holds them otherwise)")
 
 
 def add_session_options(parser: argparse.ArgumentParser) -> None:
@@ -182,7 +183,8 @@ def runtime_config(args: argparse.Namespace):
     from .permissions.layers import session_defaults
     from .runtime import RuntimeConfig
 
-    defaults = session_defaults(workdir_of(args))  # settings layers; flags override them
+    trust = getattr(args, "trust_project_settings", False)
+    defaults = session_defaults(workdir_of(args), trust)  # settings layers; flags override
     mode = args.permission_mode or defaults.get("permission_mode", "default")
     if mode == "bypassPermissions" and not args.dangerously_skip_permissions:
         raise UserError("bypassPermissions needs --dangerously-skip-permissions")
@@ -201,7 +203,8 @@ def runtime_config(args: argparse.Namespace):
         worktrees=getattr(args, "worktrees", None),
         append_system_prompt=getattr(args, "append_system_prompt", "") or "",
         max_turns=getattr(args, "max_turns", None),
-        trust_project_hooks=getattr(args, "trust_project_hooks", False),
+        trust_project_settings=trust,
+        mode_from_flag=bool(args.permission_mode or args.dangerously_skip_permissions),
     )
     from .board.leases import lease_from_env
 

@@ -49,7 +49,9 @@ class RuntimeConfig:
     append_system_prompt: str = ""  # --append-system-prompt: added to the lead's system prompt
     max_turns: int | None = None  # --max-turns: lead model requests in a headless run
     user_dir: Path | None = None  # ~/.agent-cli (settings, AGENTS.md); None: $AGENT_CLI_HOME
-    trust_project_hooks: bool = False  # --trust-project-hooks: the project's hooks, unasked
+    # --trust-project-settings: the repository's allow rules, mode and hooks, unasked
+    trust_project_settings: bool = False
+    mode_from_flag: bool = False  # --permission-mode given: a trusted defaultMode waits
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -90,22 +92,19 @@ class Runtime:
         )
         self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
         self.protocols = ProtocolStore(self.team_dir)
-        self.settings = SettingsLayers(self.workdir, self.config.user_dir)
+        self.settings = SettingsLayers(self.workdir, self.config.user_dir,
+                                       trust_project=self.config.trust_project_settings)
         if self.settings.local.path.exists():  # whoever wrote it, git must not see it
             self.settings.keep_local_out_of_git()
         self.policy = PermissionPolicy(
-            self.workdir,
-            layers=self.settings,
-            mode=self.config.permission_mode,
-            allow=self.config.allow,
-            deny=self.config.deny,
-            allow_bypass=self.config.allow_bypass,
-        )
+            self.workdir, layers=self.settings, mode=self.config.permission_mode,
+            allow=self.config.allow, deny=self.config.deny,
+            allow_bypass=self.config.allow_bypass)
         self.broker = ApprovalBroker()
         self.audit = AuditLog(self.team_dir / "audit.jsonl")
         self.gate = PermissionGate(self.policy, self.broker, self.audit)
-        specs, self.hook_warnings, self.held_hooks = load_hooks(
-            self.settings, self.config.trust_project_hooks)
+        self.held_settings = self.settings.held()  # the REPL asks; else SessionStart warns
+        specs, self.hook_warnings, self.held_hooks = load_hooks(self.settings)
         self.hooks = HookRunner(specs, self.workdir, self.events.emit, self.audit,
                                 self.session_id, self._hook_context)
         self._models: dict[str, Model] = {}

@@ -28,7 +28,6 @@ from typing import Any
 
 from ..events import Notice
 from .hook_process import HookReply, run_hook_command
-from .hook_trust import ProjectHookTrust, committed
 from .layers import SettingsLayers
 from .settings import SettingsError
 
@@ -135,56 +134,54 @@ def _hook_spec(event: str, matcher: str, hook: Any, layer: str, path: Path,
 
 @dataclass(frozen=True)
 class HeldHooks:
-    """The project layer's hooks, held back until the human trusts them (hook_trust.py)."""
+    """The repository's hooks, held back until the human trusts them (project_trust.py)."""
 
     specs: list[HookSpec]
-    raw: Any  # the `hooks` value as read: what a "yes" trusts (its fingerprint)
+    raw: Any  # the `hooks` values as read
     path: Path
 
 
-def load_hooks(layers: SettingsLayers, trust_project: bool = False
+def _layer_specs(layer: Any, hooks: Any, warnings: list[str]) -> list[HookSpec]:
+    if not isinstance(hooks, dict):
+        raise SettingsError(f"{layer.path}: 'hooks' must be an object of events")
+    found: list[HookSpec] = []
+    for event, groups in hooks.items():
+        if event not in EVENTS:
+            warnings.append(f"{layer.path}: hook event {event!r} is not supported by "
+                            f"agent-cli ({', '.join(EVENTS)}); ignored")
+            continue
+        found += _group_specs(event, groups, layer.name, layer.path, warnings)
+    return found
+
+
+def load_hooks(layers: SettingsLayers
                ) -> tuple[list[HookSpec], list[str], HeldHooks | None]:
-    """Every layer's hooks (lowest layer first), warnings, and the project's hooks when they
-    are not trusted yet (then left out of the first list); SettingsError for bad shapes.
-    `trust_project`: run the project's hooks without asking (--trust-project-hooks)."""
+    """Every layer's effective hooks (lowest layer first), warnings, and the repository's
+    hooks when they are not trusted yet (SettingsLayers.held; then left out of the first
+    list); SettingsError for bad shapes."""
     specs: list[HookSpec] = []
     warnings: list[str] = []
-    held: HeldHooks | None = None
     for layer, data in layers.loaded():
-        hooks = data.get("hooks")
-        if hooks is None:
-            continue
-        if not isinstance(hooks, dict):
-            raise SettingsError(f"{layer.path}: 'hooks' must be an object of events")
-        found: list[HookSpec] = []
-        for event, groups in hooks.items():
-            if event not in EVENTS:
-                warnings.append(f"{layer.path}: hook event {event!r} is not supported by "
-                                f"agent-cli ({', '.join(EVENTS)}); ignored")
-                continue
-            found += _group_specs(event, groups, layer.name, layer.path, warnings)
-        came_with_repo = layer.name == "project" or (
-            layer.name == "local" and found and committed(layer.path))
-        if (came_with_repo and found and not trust_project
-                and not ProjectHookTrust(layers).trusted(hooks)):
-            held = _hold(held, found, hooks, layer.path)
-        else:
-            specs += found
-    return specs, warnings, held
-
-
-def _hold(held: HeldHooks | None, specs: list[HookSpec], raw: Any, path: Path) -> HeldHooks:
-    if held is None:
-        return HeldHooks(specs, raw, path)
-    return HeldHooks([*held.specs, *specs], [held.raw, raw], held.path)
+        if data.get("hooks") is not None:
+            specs += _layer_specs(layer, data["hooks"], warnings)
+    held_settings = layers.held()
+    if held_settings is None or not held_settings.hooks:
+        return specs, warnings, None
+    held: list[HookSpec] = []
+    for name, hooks in held_settings.hooks:
+        held += _layer_specs(layers.layer(name), hooks, warnings)
+    if not held:
+        return specs, warnings, None
+    raw = [hooks for _, hooks in held_settings.hooks]
+    return specs, warnings, HeldHooks(held, raw, held_settings.path)
 
 
 def held_warning(held: HeldHooks) -> str:
     """The line a run that did not ask shows about the held hooks."""
     n = len(held.specs)
     return (f"{n} hook{'s' if n != 1 else ''} in {held.path.parent.name}/{held.path.name} "
-            f"not run: not trusted (a terminal session asks at start; --trust-project-hooks "
-            f"runs them unasked)")
+            f"not run: not trusted (a terminal session asks at start; "
+            f"--trust-project-settings runs them unasked)")
 
 
 class HookRunner:

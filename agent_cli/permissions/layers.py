@@ -10,6 +10,10 @@ layer; a scalar (`model`, `permissions.defaultMode`) is taken from the highest l
 sets it. Writes ("allow always", `/permissions save`) go to the local layer. Other parts
 (the MCP trust answers) read and write their own keys of the local layer through
 `load_local` / `update_local`; keys they do not name are left as they are.
+
+`loaded()` is what every reader sees (the policy, the hooks, `session_defaults`): the parts
+of the project layer (and of a settings.local.json git tracks) that widen what runs without
+asking are left out until the human trusted them (project_trust.py); `held()` says what.
 """
 
 from __future__ import annotations
@@ -21,8 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from ..repo import add_to_exclude, find_repo_root
+from .project_trust import (
+    TRUST_KEY,
+    HeldSettings,
+    committed,
+    widening,
+    without_widening,
+)
 from .settings import load_settings, update_rule, update_settings
 
+OLD_TRUST_KEY = "trustedProjectHooks"  # the hooks-only answer this one replaced
 LAYER_NAMES = ("user", "project", "local")
 USER_DIR_ENV = "AGENT_CLI_HOME"
 LOCAL_NAME = "settings.local.json"
@@ -51,8 +63,10 @@ class Layer:
 class SettingsLayers:
     """The three settings files of one workdir (read on demand; never cached)."""
 
-    def __init__(self, workdir: Path, user: Path | None = None) -> None:
+    def __init__(self, workdir: Path, user: Path | None = None,
+                 trust_project: bool = False) -> None:
         self.workdir = Path(workdir)
+        self.trust_project = trust_project  # --trust-project-settings: this run only
         udir = Path(user) if user is not None else user_dir()
         home = Path.home()
         shown_user = udir / "settings.json"
@@ -81,9 +95,62 @@ class SettingsLayers:
         """One layer's settings object ({} when its file does not exist)."""
         return _load(self.layer(name))
 
-    def loaded(self) -> list[tuple[Layer, dict[str, Any]]]:
-        """Every layer with its settings, lowest precedence first."""
+    def raw_loaded(self) -> list[tuple[Layer, dict[str, Any]]]:
+        """Every layer with its settings as written, lowest precedence first."""
         return [(layer, _load(layer)) for layer in self.layers]
+
+    def loaded(self) -> list[tuple[Layer, dict[str, Any]]]:
+        """Every layer with its effective settings, lowest precedence first: the repository's
+        widening parts are left out until trusted."""
+        raw = self.raw_loaded()
+        held = self._held(raw)
+        if held is None or self.trust_project or self._trusted(held, raw):
+            return raw
+        return [(layer, without_widening(data) if layer.name in held.parts else data)
+                for layer, data in raw]
+
+    def held(self) -> HeldSettings | None:
+        """What is held from the repository's settings now (None: nothing, or trusted)."""
+        raw = self.raw_loaded()
+        held = self._held(raw)
+        if held is None or self.trust_project or self._trusted(held, raw):
+            return None
+        return held
+
+    def held_parts(self) -> HeldSettings | None:
+        """The repository's widening parts whether trusted or not (what a yes trusts)."""
+        return self._held(self.raw_loaded())
+
+    def trust(self, held: HeldSettings) -> None:
+        """Save the human's yes to exactly these held parts (in the local layer)."""
+        want = held.fingerprint
+
+        def mutate(data: dict[str, Any]) -> bool:
+            if data.get(TRUST_KEY) == want:
+                return False
+            data[TRUST_KEY] = want
+            data.pop(OLD_TRUST_KEY, None)
+            return True
+
+        self.update_local(mutate)
+
+    def _held(self, raw: list[tuple[Layer, dict[str, Any]]]) -> HeldSettings | None:
+        held: HeldSettings | None = None
+        for layer, data in raw:
+            if layer.name == "user":
+                continue
+            parts = widening(data)
+            if not parts or (layer.name == "local" and not committed(layer.path)):
+                continue
+            held = held or HeldSettings(layer.path)
+            held.parts[layer.name] = parts
+        return held
+
+    def _trusted(self, held: HeldSettings, raw: list[tuple[Layer, dict[str, Any]]]) -> bool:
+        local = next((data for layer, data in raw if layer.name == "local"), {})
+        if local.get(TRUST_KEY) != held.fingerprint:
+            return False
+        return "local" not in held.parts and not committed(self.local.path)
 
     def value(self, *keys: str, loaded: list[tuple[Layer, dict[str, Any]]] | None = None
               ) -> tuple[Any, Layer | None]:
@@ -139,13 +206,14 @@ def _load(layer: Layer) -> dict[str, Any]:
     return load_settings(path)
 
 
-def session_defaults(workdir: Path) -> dict[str, str]:
+def session_defaults(workdir: Path, trust_project: bool = False,
+                     user: Path | None = None) -> dict[str, str]:
     """`model` and `permissions.defaultMode` from the highest settings layer that sets them
     (command-line flags override both); SettingsError naming the file for a bad value."""
     from .policy import MODES
     from .settings import SettingsError
 
-    layers = SettingsLayers(workdir)
+    layers = SettingsLayers(workdir, user, trust_project)
     loaded = layers.loaded()
     out: dict[str, str] = {}
     model, layer = layers.value("model", loaded=loaded)

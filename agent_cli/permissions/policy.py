@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from ..errors import UserError
 from .layers import SettingsLayers
@@ -88,6 +88,11 @@ class PermissionPolicy:
         return RuleEntry(parsed.text, effect, source, parsed, layer or self._layer_of(source))
 
     def _load_settings(self) -> None:
+        held = self.layers.held()
+        for name, parts in held.parts.items() if held is not None else ():
+            layer = self.layers.layer(name)
+            for text in parts.get("allow") or []:  # held, but a bad rule is still said
+                self._entry(text, "allow", layer.source, layer.name, layer.path)
         for layer, data in self.layers.loaded():
             perms = data.get("permissions", {})
             for effect in EFFECTS:
@@ -96,6 +101,15 @@ class PermissionPolicy:
                         self._entry(text, cast(Effect, effect), layer.source, layer.name,
                                     layer.path)
                     )
+
+    def apply_trusted(self, held: Any) -> None:
+        """The human trusted the repository's held settings: their allow rules apply now."""
+        with self._lock:
+            for name, parts in held.parts.items():
+                layer = self.layers.layer(name)
+                for text in parts.get("allow") or []:
+                    self._entries.append(self._entry(text, "allow", layer.source, layer.name,
+                                                     layer.path))
 
     # ----- mode -----------------------------------------------------------------------
     @property

@@ -41,11 +41,12 @@ class LeadHooks:
             source = "resume" if resumed else "startup"
         for warning in getattr(self.rt, "hook_warnings", []):
             self._warn(f"hooks: {warning}")
-        held = getattr(self.rt, "held_hooks", None)
+        held = getattr(self.rt, "held_settings", None)
         if held is not None:  # a terminal session asked before this; still held: say so
-            from ..permissions.hooks import held_warning
+            from ..permissions.project_trust import warning_line
 
-            self._warn(f"hooks: {held_warning(held)}")
+            hooks = getattr(self.rt, "held_hooks", None)
+            self._warn(warning_line(held, len(hooks.specs) if hooks is not None else 0))
         if self.hooks is None or not self.hooks.active("SessionStart", source):
             return
         outcome = self.hooks.run("SessionStart", LEAD, {"source": source,

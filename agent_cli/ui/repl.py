@@ -26,9 +26,9 @@ from ..team.lead_hooks import LeadHooks
 from . import startup
 from .approvals import ApprovalPrompter, approval_panel, outcome_line
 from .completer import SlashCompleter
-from .hook_trust_view import ask_project_hooks
 from .lead import LeadRunner
 from .printer import Printer
+from .project_trust_view import ask_project_settings
 from .prompt_session import PROMPT, PromptKeys, make_session
 from .render import EventView, UiSettings, spinner_line, stream_tail
 from .shell import run_user_shell
@@ -241,7 +241,7 @@ class Repl:
         self.runtime.broker.attach_ui(self._on_request)
         self.printer.write(render_str(startup.banner(self.runtime, self.lead.model_name),
                                       self.width(), self.color))
-        ask_project_hooks(self.runtime, self._question)
+        ask_project_settings(self.runtime, self._question)
         self.lead_hooks.session_start()
         stale = startup.stale_tasks(self.runtime)
         if stale and self._question(startup.stale_question(stale),

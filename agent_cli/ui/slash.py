@@ -164,6 +164,11 @@ def cmd_permissions(ctx: SlashContext, arg: str) -> None:
     words = arg.split(None, 1)
     if not words:
         ctx.console.print(tables.permissions_table(policy.mode, policy.rules()))
+        held = getattr(ctx.runtime, "held_settings", None)
+        if held is not None:
+            from .project_trust_view import held_rules
+
+            ctx.console.print(held_rules(held))
         ctx.console.print(Text("/permissions allow|deny|ask RULE [--save], save RULE, remove "
                                "RULE  e.g. Bash(git status); saved rules go to "
                                f"{_settings_shown(policy)}", style="dim"))

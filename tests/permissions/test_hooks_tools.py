@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.agent import results_of
-from support.hooks import Hook, configure, trust_project_hooks
+from support.hooks import Hook, configure, trust_project
 from support.team import Call, FakeHuman, Recorder, Reply, make_runtime
 
 from agent_cli.models.scripted import ScriptedModel
@@ -141,7 +141,7 @@ def test_a_hook_timeout_is_a_warning_and_the_call_goes_on(
     path.parent.mkdir()
     path.write_text(json.dumps({"hooks": {"PreToolUse": [{"hooks": [
         {"type": "command", "command": "sleep 30", "timeout": 0.3}]}]}}))
-    trust_project_hooks(workdir)
+    trust_project(workdir)
     _, rec, texts, errors = run_lead(workdir, [shell("echo fine")], cleanup,
                                      allow=["Bash(echo fine)"])
     assert errors == [False]
@@ -231,7 +231,7 @@ def test_hooks_of_two_teammates_run_at_the_same_time(workdir: Path, tmp_path: Pa
     (workdir / ".agent-cli" / "settings.json").write_text(json.dumps({"hooks": {
         "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
                                                       "command": command}]}]}}))
-    trust_project_hooks(workdir)
+    trust_project(workdir)
     model = ScriptedModel({"alice": [Reply("", [shell("echo alice")]), Reply("done")],
                            "bob": [Reply("", [shell("echo bob")]), Reply("done")]})
     rt = make_runtime(workdir, model, allow=["Bash(echo alice)", "Bash(echo bob)"])

@@ -10,6 +10,7 @@ import textwrap
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.hooks import trust_project
 
 from agent_cli.errors import UserError
 from agent_cli.permissions.policy import PermissionPolicy
@@ -22,7 +23,8 @@ def write_settings(workdir, data, rel: str = SETTINGS) -> None:
     path = workdir / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-
+    if rel == SETTINGS and not isinstance(data, str):
+        trust_project(workdir)  # these tests are about rules: the human trusted the project
 
 def test_rules_list_every_rule_with_its_source(workdir):
     write_settings(workdir, {"permissions": {"allow": ["Bash(git status)"], "deny": ["Edit"]}})

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 from rich.console import Console
+from support.hooks import trust_project
 
 from agent_cli.cli import build_parser, runtime_config
 from agent_cli.errors import UserError
@@ -36,9 +37,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return user
 
 
-def write(path: Path, data: dict) -> None:
+def write(path: Path, data: dict, trust: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
+    if trust and path.parent.name == ".agent-cli" and (path.parent / "settings.json").exists():
+        trust_project(path.parent.parent)  # about layers, not trust: the human said yes
 
 
 def test_every_layer_contributes_rules_each_with_its_layer(workdir: Path, home: Path) -> None:
@@ -149,7 +152,7 @@ def git(workdir: Path, *args: str) -> str:
 
 def test_saved_rules_go_to_the_local_layer_which_git_does_not_see(workdir: Path) -> None:
     git(workdir, "init", "-q")
-    write(workdir / PROJECT, {"permissions": {"allow": ["Bash(ls)"]}})
+    write(workdir / PROJECT, {"permissions": {"allow": ["Bash(ls)"]}}, trust=False)
     policy = PermissionPolicy(workdir)
     policy.add_rule("Bash(make test)", save=True)
     assert json.loads((workdir / LOCAL).read_text()) == {

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agent_cli.permissions.hook_trust import TRUST_KEY, ProjectHookTrust
 from agent_cli.permissions.layers import SettingsLayers
+from agent_cli.permissions.project_trust import TRUST_KEY
 
 HOOK_SOURCE = '''
 import json, os, sys
@@ -72,7 +72,13 @@ def configure(workdir: Path, hooks: dict[str, list[tuple[str, Hook]]],
         trust_project_hooks(workdir)
 
 
-def trust_project_hooks(workdir: Path) -> None:
-    """Record the human's yes to the project layer's current hooks."""
+def trust_project(workdir: Path) -> None:
+    """Record the human's yes to the repository's current widening settings (allow rules,
+    defaultMode, hooks), as the REPL's start-up question does."""
     layers = SettingsLayers(workdir)
-    ProjectHookTrust(layers).save(layers.load("project")["hooks"])
+    held = layers.held_parts()
+    if held is not None:
+        layers.trust(held)
+
+
+trust_project_hooks = trust_project  # the hooks-only name some tests still use

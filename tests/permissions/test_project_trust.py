@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_cli.permissions.hook_trust import TRUST_KEY, fingerprint
+from agent_cli.permissions.project_trust import TRUST_KEY, fingerprint
 
 pexpect = pytest.importorskip("pexpect")
 
@@ -64,17 +64,17 @@ def test_a_headless_run_never_runs_a_cloned_repositorys_hooks(cloned, tmp_path: 
     proc = _headless(workdir, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists()
-    assert "2 hooks in .agent-cli/settings.json not run" in proc.stderr
-    assert "--trust-project-hooks" in proc.stderr
+    assert ".agent-cli/settings.json: not trusted, not applied: 2 hooks" in proc.stderr
+    assert "--trust-project-settings" in proc.stderr
     assert not (workdir / ".agent-cli" / "settings.local.json").exists()  # nothing recorded
 
 
-def test_trust_project_hooks_runs_them_for_that_run_only(cloned, tmp_path: Path) -> None:
+def test_trust_project_settings_runs_the_hooks_for_that_run_only(cloned, tmp_path: Path) -> None:
     workdir, marker = cloned
-    proc = _headless(workdir, tmp_path, "--trust-project-hooks")
+    proc = _headless(workdir, tmp_path, "--trust-project-settings")
     assert proc.returncode == 0, proc.stderr
     assert marker.read_text().splitlines() == ["ran", "ran"]  # SessionStart, UserPromptSubmit
-    assert "not run" not in proc.stderr
+    assert "not applied" not in proc.stderr
     marker.unlink()
     assert _headless(workdir, tmp_path).returncode == 0
     assert not marker.exists()
@@ -85,7 +85,7 @@ def test_a_trust_answer_covers_exactly_the_hooks_it_saw(cloned, tmp_path: Path) 
     settings = workdir / ".agent-cli" / "settings.json"
     hooks = json.loads(settings.read_text())["hooks"]
     local = workdir / ".agent-cli" / "settings.local.json"
-    local.write_text(json.dumps({TRUST_KEY: fingerprint(hooks)}))
+    local.write_text(json.dumps({TRUST_KEY: fingerprint({"project": {"hooks": hooks}})}))
     # the same hooks, spelled with other spacing and key order: still the trusted ones
     settings.write_text(json.dumps({"hooks": dict(reversed(list(hooks.items())))}, indent=4))
     assert _headless(workdir, tmp_path).returncode == 0
@@ -95,7 +95,7 @@ def test_a_trust_answer_covers_exactly_the_hooks_it_saw(cloned, tmp_path: Path) 
     hooks["SessionStart"][0]["hooks"][0]["command"] += " # and more"
     settings.write_text(json.dumps({"hooks": hooks}))
     proc = _headless(workdir, tmp_path)
-    assert not marker.exists() and "not run" in proc.stderr
+    assert not marker.exists() and "not applied" in proc.stderr
 
 
 def test_a_trust_answer_committed_with_the_repository_counts_for_nothing(
@@ -106,14 +106,15 @@ def test_a_trust_answer_committed_with_the_repository_counts_for_nothing(
     (workdir / ".agent-cli" / "settings.json").write_text(json.dumps({"hooks": hooks}))
     # the attacker commits a "local" file that trusts its project hooks and adds its own
     (workdir / ".agent-cli" / "settings.local.json").write_text(
-        json.dumps({TRUST_KEY: fingerprint(hooks), "hooks": hooks}))
+        json.dumps({TRUST_KEY: fingerprint({"project": {"hooks": hooks},
+                                            "local": {"hooks": hooks}}), "hooks": hooks}))
     _git(workdir, "init", "-q")
     _git(workdir, "add", "-f", "-A")
     _git(workdir, "commit", "-qm", "upstream")
     proc = _headless(workdir, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists()
-    assert "4 hooks in .agent-cli/settings.json not run" in proc.stderr
+    assert ".agent-cli/settings.json: not trusted, not applied: 4 hooks" in proc.stderr
 
 
 def test_the_users_own_hooks_run_without_a_question(workdir: Path, tmp_path: Path) -> None:
@@ -124,7 +125,7 @@ def test_the_users_own_hooks_run_without_a_question(workdir: Path, tmp_path: Pat
     proc = _headless(workdir, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert marker.read_text().splitlines() == ["ran", "ran"]
-    assert "not run" not in proc.stderr
+    assert "not applied" not in proc.stderr
 
 
 def _repl(workdir: Path, tmp_path: Path):
@@ -140,11 +141,11 @@ def test_the_repl_asks_once_and_remembers_a_yes(cloned, tmp_path: Path) -> None:
     workdir, marker = cloned
     child = _repl(workdir, tmp_path)  # no: nothing runs, the warning says why
     try:
-        child.expect("has hooks that run commands")
+        child.expect("has settings that widen what runs without asking")
         child.expect("SessionStart")
-        child.expect(r"Run them\? \[y/N\]")
+        child.expect(r"Trust them\? \[y/N\]")
         child.send("n\r")
-        child.expect("2 hooks in .agent-cli/settings.json not run: not trusted")
+        child.expect(".agent-cli/settings.json: not trusted, not applied: 2 hooks")
         child.send("/hooks\r")
         child.expect("project: not trusted, not run")
         child.send("hello\r")
@@ -156,7 +157,7 @@ def test_the_repl_asks_once_and_remembers_a_yes(cloned, tmp_path: Path) -> None:
     assert not marker.exists()
     child = _repl(workdir, tmp_path)  # asked again; yes: they run from now on
     try:
-        child.expect(r"Run them\? \[y/N\]")
+        child.expect(r"Trust them\? \[y/N\]")
         child.send("y\r")
         child.send("hello\r")
         child.expect("Hello.")
@@ -172,7 +173,7 @@ def test_the_repl_asks_once_and_remembers_a_yes(cloned, tmp_path: Path) -> None:
         child.expect("Ctrl-D exits")
         child.send("/hooks\r")
         child.expect("UserPromptSubmit")
-        assert "Run them?" not in child.before
+        assert "Trust them?" not in child.before
         child.send("\x04")
         child.expect(pexpect.EOF)
     finally:

@@ -1,0 +1,121 @@
+"""Settings that came with the repository apply only once the human trusted them.
+
+`.agent-cli/settings.json` is meant to be committed, so a cloned repository can carry
+settings that widen what runs without a question: `hooks` (commands that would run at
+SessionStart before anyone typed a word), `permissions.allow` rules and a widening
+`permissions.defaultMode` (acceptEdits, bypassPermissions). Those parts are held back until
+the human says yes to exactly them: their fingerprint (sha256 of the canonical JSON) is kept
+in the local layer (`trustedProjectSettings`), so held parts edited after the answer are asked
+about again. Everything else (`permissions.deny` / `ask`, a narrowing mode, `model`, ...)
+always applies. The user's own layer and the local one are the human's: never held — unless
+git tracks that local file: then it came with the repository too, its widening parts are held
+like the project's and a trust answer in it counts for nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..gitrepo import GitError, GitRepo
+
+TRUST_KEY = "trustedProjectSettings"
+NARROW_MODES = ("default", "plan")
+
+
+def fingerprint(value: Any) -> str:
+    """sha256 of a value as canonical JSON (key order and spacing do not count)."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def widening(data: dict[str, Any]) -> dict[str, Any]:
+    """The parts of one settings object that are held until trusted ({} when none)."""
+    out: dict[str, Any] = {}
+    if data.get("hooks") is not None:
+        out["hooks"] = data["hooks"]
+    perms = data.get("permissions")
+    if isinstance(perms, dict):
+        if perms.get("allow"):
+            out["allow"] = perms["allow"]
+        mode = perms.get("defaultMode")
+        if mode is not None and mode not in NARROW_MODES:
+            out["defaultMode"] = mode
+    return out
+
+
+def without_widening(data: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a settings object with its held parts removed."""
+    out = copy.deepcopy(data)
+    out.pop("hooks", None)
+    perms = out.get("permissions")
+    if isinstance(perms, dict):
+        perms.pop("allow", None)
+        if perms.get("defaultMode") not in (None, *NARROW_MODES):
+            perms.pop("defaultMode", None)
+    return out
+
+
+@dataclass
+class HeldSettings:
+    """What the repository's settings files would widen, held until the human trusts it."""
+
+    path: Path  # the first file with held parts (the project's settings.json as a rule)
+    parts: dict[str, dict[str, Any]] = field(default_factory=dict)  # layer name -> widening()
+
+    @property
+    def allow(self) -> list[str]:
+        return [str(r) for p in self.parts.values() for r in (p.get("allow") or [])]
+
+    @property
+    def mode(self) -> str | None:
+        modes = [p["defaultMode"] for p in self.parts.values() if "defaultMode" in p]
+        return modes[-1] if modes else None
+
+    @property
+    def hooks(self) -> list[tuple[str, Any]]:
+        return [(name, p["hooks"]) for name, p in self.parts.items() if "hooks" in p]
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.parts)
+
+    def summary(self, hooks: int = 0) -> str:
+        """`allow Bash(npm test); defaultMode acceptEdits; 2 hooks` (what is held, briefly)."""
+        bits = []
+        if self.allow:
+            bits.append("allow " + ", ".join(self.allow))
+        if self.mode:
+            bits.append(f"defaultMode {self.mode}")
+        if self.hooks:
+            bits.append(f"{hooks} hook{'s' if hooks != 1 else ''}" if hooks else "hooks")
+        return "; ".join(bits)
+
+
+def warning_line(held: HeldSettings, hooks: int = 0) -> str:
+    """The one line a run that did not ask (or heard no) shows about held settings."""
+    return (f"{held.path.parent.name}/{held.path.name}: not trusted, not applied: "
+            f"{held.summary(hooks)} (a terminal session asks at start; "
+            f"--trust-project-settings applies them for one run)")
+
+
+def committed(path: Path) -> bool:
+    """True when git tracks `path` (a settings.local.json that came with the repository)."""
+    if not path.exists():
+        return False
+    repo = GitRepo.find(path.parent)
+    if repo is None:
+        return False
+    try:
+        rel = path.resolve().relative_to(repo.top)
+    except ValueError:
+        return False
+    try:
+        proc = repo.run("ls-files", "--error-unmatch", "--", str(rel), check=False)
+    except GitError:
+        return False
+    return proc.returncode == 0
