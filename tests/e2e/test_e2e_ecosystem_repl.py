@@ -30,8 +30,8 @@ def test_memory_and_prompt_hooks_in_the_repl(workdir: Path, tmp_path: Path) -> N
     child = spawn_repl(workdir, {"lead": [{"text": "Hello, noted the freeze."}]}, timeout=20)
     try:
         child.expect("Ctrl-D exits")
-        child.expect("has hooks that run commands")  # they came with the repository: asked
-        child.expect(r"Run them\? \[y/N\]")
+        child.expect("has settings that widen what runs")  # came with the repository: asked
+        child.expect(r"Trust them\? \[y/N\]")
         child.send("y\r")
         child.send("/memory\r")
         child.expect("AGENTS.md")
