@@ -43,8 +43,9 @@ class WordReader:
     def lone_dollar(self, node: Node) -> bool:
         """A `$` bash leaves alone (nothing after it could start an expansion)."""
         nxt = self.line.raw[node.end_byte : node.end_byte + 1]
-        if self.b(node) == b"$" and nxt in LONE_DOLLAR_NEXT:
-            return True
+        quoted = node.parent is not None and node.parent.type == "string"
+        if self.b(node) == b"$" and nxt in LONE_DOLLAR_NEXT and (nxt != b'"' or quoted):
+            return True  # unquoted `$"..."` is a translated string: `a$""` is `a` to bash
         self.line.unreadable("a `$` the grammar may have read differently from bash")
         return False
 
