@@ -67,6 +67,7 @@ class SettingsLayers:
                  trust_project: bool = False) -> None:
         self.workdir = Path(workdir)
         self.trust_project = trust_project  # --trust-project-settings: this run only
+        self._local_committed: bool | None = None
         udir = Path(user) if user is not None else user_dir()
         home = Path.home()
         shown_user = udir / "settings.json"
@@ -134,13 +135,19 @@ class SettingsLayers:
 
         self.update_local(mutate)
 
+    def _committed(self) -> bool:
+        """Whether git tracks settings.local.json (asked once per session: two git calls)."""
+        if self._local_committed is None:
+            self._local_committed = committed(self.local.path)
+        return self._local_committed
+
     def _held(self, raw: list[tuple[Layer, dict[str, Any]]]) -> HeldSettings | None:
         held: HeldSettings | None = None
         for layer, data in raw:
             if layer.name == "user":
                 continue
             parts = widening(data)
-            if not parts or (layer.name == "local" and not committed(layer.path)):
+            if not parts or (layer.name == "local" and not self._committed()):
                 continue
             held = held or HeldSettings(layer.path)
             held.parts[layer.name] = parts
@@ -150,7 +157,7 @@ class SettingsLayers:
         local = next((data for layer, data in raw if layer.name == "local"), {})
         if local.get(TRUST_KEY) != held.fingerprint:
             return False
-        return "local" not in held.parts and not committed(self.local.path)
+        return "local" not in held.parts and not self._committed()
 
     def value(self, *keys: str, loaded: list[tuple[Layer, dict[str, Any]]] | None = None
               ) -> tuple[Any, Layer | None]:
