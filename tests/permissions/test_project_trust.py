@@ -8,12 +8,14 @@ effect on disk (did the hook's command write its marker file?), not only what wa
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.cli import run_scripted
+from support.repl_spawn import spawn_repl
+from support.worktree import git
 
 from agent_cli.permissions.project_trust import TRUST_KEY, fingerprint
 
@@ -26,11 +28,6 @@ def _marker_hook(marker: Path) -> dict:
             "UserPromptSubmit": [{"hooks": [{"type": "command", "command": command}]}]}
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd,
-                   check=True, capture_output=True)
-
-
 @pytest.fixture
 def cloned(workdir: Path, tmp_path: Path) -> tuple[Path, Path]:
     """A repository as it arrives from a clone: its settings.json has a hook."""
@@ -38,25 +35,17 @@ def cloned(workdir: Path, tmp_path: Path) -> tuple[Path, Path]:
     (workdir / ".agent-cli").mkdir()
     (workdir / ".agent-cli" / "settings.json").write_text(
         json.dumps({"hooks": _marker_hook(marker)}))
-    _git(workdir, "init", "-q")
-    _git(workdir, "add", "-A")
-    _git(workdir, "commit", "-qm", "upstream")
+    git(workdir, "init", "-q")
+    git(workdir, "add", "-A")
+    git(workdir, "commit", "-qm", "upstream")
     return workdir, marker
 
 
-def _script(tmp_path: Path) -> Path:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"lead": [{"text": "Hello."}] * 4}))
-    return script
+SCRIPT = {"lead": [{"text": "Hello."}] * 4}
 
 
 def _headless(workdir: Path, tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
-    env["AGENT_CLI_HOME"] = str(tmp_path / "home")
-    return subprocess.run(
-        [sys.executable, "-m", "agent_cli", "-C", str(workdir), "--model",
-         f"script:{_script(tmp_path)}", *extra, "-p", "hi"],
-        env=env, capture_output=True, text=True, timeout=60)
+    return run_scripted(workdir, SCRIPT, "hi", *extra, home=tmp_path / "home")
 
 
 def test_a_headless_run_never_runs_a_cloned_repositorys_hooks(cloned, tmp_path: Path) -> None:
@@ -108,9 +97,9 @@ def test_a_trust_answer_committed_with_the_repository_counts_for_nothing(
     (workdir / ".agent-cli" / "settings.local.json").write_text(
         json.dumps({TRUST_KEY: fingerprint({"project": {"hooks": hooks},
                                             "local": {"hooks": hooks}}), "hooks": hooks}))
-    _git(workdir, "init", "-q")
-    _git(workdir, "add", "-f", "-A")
-    _git(workdir, "commit", "-qm", "upstream")
+    git(workdir, "init", "-q")
+    git(workdir, "add", "-f", "-A")
+    git(workdir, "commit", "-qm", "upstream")
     proc = _headless(workdir, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists()
@@ -128,18 +117,9 @@ def test_the_users_own_hooks_run_without_a_question(workdir: Path, tmp_path: Pat
     assert "not applied" not in proc.stderr
 
 
-def _repl(workdir: Path, tmp_path: Path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
-    env.update({"TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "120",
-                "AGENT_CLI_HOME": str(tmp_path / "home")})
-    return pexpect.spawn(sys.executable, ["-m", "agent_cli", "--model",
-                                          f"script:{_script(tmp_path)}", "-C", str(workdir)],
-                         env=env, dimensions=(40, 120), encoding="utf-8", timeout=20)
-
-
 def test_the_repl_asks_once_and_remembers_a_yes(cloned, tmp_path: Path) -> None:
     workdir, marker = cloned
-    child = _repl(workdir, tmp_path)  # no: nothing runs, the warning says why
+    child = spawn_repl(workdir, SCRIPT)  # no: nothing runs, the warning says why
     try:
         child.expect("has settings that widen what runs without asking")
         child.expect("SessionStart")
@@ -155,7 +135,7 @@ def test_the_repl_asks_once_and_remembers_a_yes(cloned, tmp_path: Path) -> None:
     finally:
         child.close()
     assert not marker.exists()
-    child = _repl(workdir, tmp_path)  # asked again; yes: they run from now on
+    child = spawn_repl(workdir, SCRIPT)  # asked again; yes: they run from now on
     try:
         child.expect(r"Trust them\? \[y/N\]")
         child.send("y\r")
@@ -168,7 +148,7 @@ def test_the_repl_asks_once_and_remembers_a_yes(cloned, tmp_path: Path) -> None:
     assert marker.read_text().splitlines() == ["ran", "ran"]
     local = json.loads((workdir / ".agent-cli" / "settings.local.json").read_text())
     assert TRUST_KEY in local
-    child = _repl(workdir, tmp_path)  # remembered: no question
+    child = spawn_repl(workdir, SCRIPT)  # remembered: no question
     try:
         child.expect("Ctrl-D exits")
         child.send("/hooks\r")
