@@ -237,14 +237,21 @@ class Landing:
             if task.status != "completed" or task.owner != job["owner"]:  # else: done before
                 landed.note = f"the change landed but the board refused the completion: {exc}"
         self._step("complete")
+        problem = self._remove_worktree(tid)  # before the journal goes: a kill is resumed
         self._drop()
-        try:
-            self.wt.remove(tid)
-        except (GitError, OSError) as exc:  # the change is landed; doctor lists the leftover
-            landed.note = (landed.note + "; " if landed.note else "") + f"worktree kept: {exc}"
+        if problem:
+            landed.note = (landed.note + "; " if landed.note else "") + problem
         if tell_lead:
             self._tell_lead(job, landed)
         return landed
+
+    def _remove_worktree(self, tid: int) -> str:
+        """Remove a landed task's worktree; "" or why it was kept (doctor lists the leftover)."""
+        try:
+            self.wt.remove(tid)
+        except (GitError, OSError) as exc:  # the change is landed either way
+            return f"worktree kept: {exc}"
+        return ""
 
     def resume(self) -> Landed | None:
         """Finish or clear a landing a killed process left (no-op while another runs one)."""
