@@ -1,11 +1,18 @@
 """SIGKILL a headless run while its teammates work, then `agent-cli -c -p "carry on" --wait`.
 
 Twenty rounds on one workdir with the offline demo model (deterministic, real tool calls):
-each round starts `-p "Create 2 tasks ... spawn alice and bob" --wait`, kills it at a random
-moment once both teammates are running, and continues the session. After every continue
-all tasks are completed; across all rounds every task was completed exactly once
-(events.jsonl), no inbox message reached a model twice (the transcripts), and no state file
-is corrupt (`tasks doctor`, the roster, the sessions).
+each round starts `-p "Create 3 tasks ... spawn alice and bob" --wait`, kills it once both
+teammates are running, and continues the session. After every continue all tasks are
+completed; across all rounds every task was completed exactly once (events.jsonl), no inbox
+message reached a model twice (the transcripts), and no state file is corrupt (`tasks
+doctor`, the roster, the sessions).
+
+The kill is driven by events, never by the machine's speed: one of the three tasks runs
+`python --version`, and the `python` the runs find first on PATH is a gate this test holds
+shut until the kill. So the first run cannot finish before it is killed, and the moment of
+the kill is random among the states between "both spawned" and "a teammate waits in the
+gated command" (a random pause after the spawn, or the gate reached). The gate opens before
+the continue, which then finishes the gated task too.
 
 Runs are forked from a "zygote" process that imported agent-cli once, so a round costs its
 work rather than an interpreter start-up; the demo's typing pace is shortened. Set
@@ -34,7 +41,8 @@ from agent_cli.team.sessions import SessionStore
 ROUNDS = 60 if os.environ.get("AGENT_CLI_SLOW") else 20
 RUN = ["--model", "demo", "--permission-mode", "acceptEdits",
        "--allow", "Bash(python --version)", "--timeout", "60"]
-PROMPT = "Create 2 tasks on the board, then spawn alice and bob. Watch them auto-claim."
+TASKS = 3
+PROMPT = "Create 3 tasks on the board, then spawn alice and bob. Watch them auto-claim."
 RESULT_RE = re.compile(r'type=\\?"result\\?">task #(\d+) \(')
 
 ZYGOTE = r"""
@@ -138,27 +146,62 @@ def check_transcripts(team_dir: Path) -> None:
     assert results and max(results.values()) == 1, f"results seen twice: {results}"
 
 
-def test_sigkill_then_continue_finishes_every_task_exactly_once(workdir, tmp_path):
+class PythonGate:
+    """A `python` first on PATH that waits (at most 120 s) until the test opens the gate."""
+
+    def __init__(self, root: Path) -> None:
+        self.bin = root / "gate-bin"
+        self.bin.mkdir()
+        self.reached = root / "gate-reached"
+        self.open_file = root / "gate-open"
+        script = self.bin / "python"
+        script.write_text(
+            "#!/bin/sh\n"
+            f"touch '{self.reached}'\n"
+            "n=0\n"
+            f"while [ ! -e '{self.open_file}' ] && [ $n -lt 12000 ]; do\n"
+            "  sleep 0.01; n=$((n+1))\ndone\n"
+            f"exec '{sys.executable}' \"$@\"\n")
+        script.chmod(0o755)
+
+    def close(self) -> None:
+        self.reached.unlink(missing_ok=True)
+        self.open_file.unlink(missing_ok=True)
+
+    def open(self) -> None:
+        self.open_file.touch()
+
+
+def test_sigkill_then_continue_finishes_every_task_exactly_once(workdir, tmp_path, monkeypatch):
     rng = random.Random(1212)
     store = SessionStore(workdir / ".team")
+    gate = PythonGate(tmp_path)
+    monkeypatch.setenv("PATH", f"{gate.bin}{os.pathsep}{os.environ['PATH']}")
     zygote = Zygote()
     killed = 0
     try:
         for r in range(ROUNDS):
             before = {s.id for s in store.all()}
+            gate.close()
             log = tmp_path / f"run{r}.log"
             pid = zygote.start(["-C", str(workdir), *RUN, "-p", PROMPT, "--wait"], log)
             wait_for(lambda b=before, p=pid: both_spawned(store, b, p), 30, "alice and bob")
-            threading.Event().wait(rng.uniform(0, 0.3))  # the random moment of the kill
+            if rng.random() < 0.5:  # the moment of the kill: a random pause after the spawn,
+                threading.Event().wait(rng.uniform(0, 0.3))
+            else:  # or a teammate waiting in the gated command
+                wait_for(lambda p=pid: gate.reached.exists() or pid_ended(p), 30, "the gate")
+            assert not pid_ended(pid), f"round {r}: the run ended with the gate shut\n" \
+                + log.read_text()
             os.kill(pid, signal.SIGKILL)
             code = zygote.wait(pid)
             killed += code == -signal.SIGKILL
             assert code in (0, -signal.SIGKILL), log.read_text()
+            gate.open()
             log = tmp_path / f"continue{r}.log"
             pid = zygote.start(["-C", str(workdir), *RUN, "-c", "-p", "carry on", "--wait"], log)
             assert zygote.wait(pid) == 0, log.read_text()
             tasks = TaskBoard(workdir / ".tasks").snapshot().tasks
-            assert len(tasks) == 2 * (r + 1)
+            assert len(tasks) == TASKS * (r + 1)
             left = [(t.id, t.status, t.owner) for t in tasks if t.status != "completed"]
             assert left == [], f"round {r}: {left}\n{log.read_text()}"
     finally:
@@ -167,7 +210,7 @@ def test_sigkill_then_continue_finishes_every_task_exactly_once(workdir, tmp_pat
     board = TaskBoard(workdir / ".tasks")
     log_events = board.events()
     done = Counter(e["task_id"] for e in log_events if e["action"] == "completed")
-    assert done == Counter(range(1, 2 * ROUNDS + 1))  # every task exactly once
+    assert done == Counter(range(1, TASKS * ROUNDS + 1))  # every task exactly once
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
     from soak_checks import replay_events
 
@@ -176,4 +219,4 @@ def test_sigkill_then_continue_finishes_every_task_exactly_once(workdir, tmp_pat
     assert Roster(workdir / ".team").snapshot().problem is None
     assert len(store.all()) == ROUNDS  # each continue took its session up, none was lost
     check_transcripts(workdir / ".team")
-    assert killed >= ROUNDS // 2  # most runs really died with teammates at work
+    assert killed == ROUNDS  # every run really died with its teammates at work
