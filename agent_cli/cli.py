@@ -14,6 +14,7 @@ import math
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from . import __version__
 from .commands.workdir import workdir_of, workdir_parent
@@ -96,12 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[workdir_parent()],
     )
     parser.add_argument("--version", action="version", version=f"agent-cli {__version__}")
-    parser.add_argument(
-        "--model",
-        metavar="NAME",
-        help="Claude model name, 'demo' (offline), or 'script:PATH.json' (scripted); "
-        "default: $AGENT_CLI_MODEL, else Claude when credentials are set, else demo",
-    )
+    add_model_options(parser)
     add_headless_options(parser)
     add_permission_options(parser)
     parser.add_argument("--idle-timeout", type=idle_seconds, default=60.0, metavar="S",
@@ -121,6 +117,22 @@ def build_parser() -> argparse.ArgumentParser:
     team_cmd.add_parsers(sub, workdir_parent())
     watch_cmd.add_parser(sub, workdir_parent())
     return parser
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Which model, and whether it thinks before it answers."""
+    parser.add_argument(
+        "--model",
+        metavar="NAME",
+        help="Claude model name, 'demo' (offline), or 'script:PATH.json' (scripted); "
+        "default: $AGENT_CLI_MODEL, else Claude when credentials are set, else demo",
+    )
+    thinking = parser.add_mutually_exclusive_group()
+    thinking.add_argument("--thinking", nargs="?", const=True, default=None, type=token_count,
+                          metavar="BUDGET", help="extended thinking for every agent, with a "
+                          "budget in tokens (default: $MAX_THINKING_TOKENS, settings, 10000)")
+    thinking.add_argument("--no-thinking", dest="thinking", action="store_const", const=False,
+                          help="no extended thinking, whatever the settings say")
 
 
 def add_headless_options(parser: argparse.ArgumentParser) -> None:
@@ -214,10 +226,23 @@ def runtime_config(args: argparse.Namespace):
     from .models.retry import RetryPolicy
 
     config.retry = RetryPolicy.from_env(os.environ)  # a bad value is one clear line, exit 2
+    config.thinking = session_thinking(args, defaults)
     compact_at = getattr(args, "compact_at", None) or compact_at_from_env(os.environ)
     if compact_at is not None:
         config.compact_threshold_tokens = compact_at
     return config
+
+
+def session_thinking(args: argparse.Namespace, defaults: Mapping[str, Any]):
+    """Extended thinking for the session (models/thinking.py); UserError when malformed."""
+    from .models.thinking import ThinkingError, resolve
+
+    where = defaults.get("thinking_from", "settings")
+    try:
+        return resolve(getattr(args, "thinking", None), os.environ, defaults.get("thinking"),
+                       where)
+    except ThinkingError as exc:
+        raise UserError(str(exc)) from None
 
 
 def compact_at_from_env(env: Mapping[str, str]) -> int | None:

@@ -34,6 +34,16 @@ class TextDone(Event):
 
 
 @dataclass(frozen=True)
+class ThinkingDone(Event):
+    """The extended thinking of one assistant message, once streaming ends: its readable
+    text, how many blocks were redacted, and how long the model thought."""
+
+    text: str
+    seconds: float = 0.0
+    redacted: int = 0
+
+
+@dataclass(frozen=True)
 class ToolStarted(Event):
     tool: str
     summary: str  # short argument, e.g. the command or the path

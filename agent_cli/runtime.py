@@ -23,6 +23,7 @@ from .retrystatus import RetryStatus
 from .wakeup import ChangeSignal
 
 if TYPE_CHECKING:
+    from .models.thinking import Thinking
     from .team.manager import Team
 
 
@@ -52,6 +53,7 @@ class RuntimeConfig:
     # --trust-project-settings: the repository's allow rules, mode and hooks, unasked
     trust_project_settings: bool = False
     mode_from_flag: bool = False  # --permission-mode given: a trusted defaultMode waits
+    thinking: Thinking | None = None  # extended thinking for every agent (models/thinking.py)
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 

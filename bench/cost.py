@@ -8,6 +8,9 @@ Scenarios:
            teammate's whole work on a task is one complete_task call.
   verify   the lead creates one task with a host verify (`python3 -c "print(42)"` must print
            42, allowed by a rule) and spawns alice, who completes it.
+  abc_thinking   abc with extended thinking on for every agent (budget 2048): each reply
+           thinks first, and the stub refuses any request whose thinking blocks were dropped
+           or altered (target: 0 rejected requests).
 
 Per scenario:
   requests_per_task          teammates' model requests per completed task (target 1.0 in abc:
@@ -17,12 +20,15 @@ Per scenario:
                              the stub counted them (cached = cache reads)
   prefix_cached_pct          of each agent's requests after its first, the share whose cache
                              read covers at least its system prompt + tools (target 100)
+  thinking_tokens_per_task   thinking tokens (billed as output) per completed task
+  requests                   all model requests of the run
   outcome                    the run's headless outcome (must be completed)
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import sys
@@ -39,6 +45,9 @@ from support.fallible import Crew, complete, wire_runtime  # noqa: E402
 from support.stub_server import StubServer  # noqa: E402
 from support.stub_usage import cache_blocks  # noqa: E402
 
+from agent_cli.models.reply import estimate_tokens  # noqa: E402
+from agent_cli.models.thinking import Thinking  # noqa: E402
+
 SCENARIOS: dict[str, dict[str, Any]] = {
     "abc": {
         "teammates": ("alice", "bob"),
@@ -51,7 +60,30 @@ SCENARIOS: dict[str, dict[str, Any]] = {
             "command": 'python3 -c "print(42)"', "expected_stdout": "42"}}],
         "allow": ['Bash(python3 -c "print(42)")'],
     },
+    "abc_thinking": {
+        "teammates": ("alice", "bob"),
+        "tasks": [{"subject": "A"}, {"subject": "B"}, {"subject": "C", "blocked_by": [1, 2]}],
+        "allow": [],
+        "thinking": Thinking("enabled", 2048),
+    },
 }
+THOUGHT = "I look at the request, the board and my tools, then decide the next step. " * 4
+
+
+class Thinker:
+    """Wraps a responder: every reply thinks first (when the request asks for thinking)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.tokens = 0
+
+    def __call__(self, body: dict[str, Any]) -> Any:
+        reply = self.inner(body)
+        if not body.get("thinking") or not dataclasses.is_dataclass(reply) \
+                or not hasattr(reply, "thinking"):
+            return reply
+        self.tokens += estimate_tokens(THOUGHT)
+        return dataclasses.replace(reply, thinking=THOUGHT)
 
 
 def run(name: str) -> dict[str, Any]:
@@ -60,16 +92,20 @@ def run(name: str) -> dict[str, Any]:
     spec = SCENARIOS[name]
     crew = Crew({n: (lambda body, turn: complete(body, "done")) for n in spec["teammates"]},
                 tasks=spec["tasks"])
-    with tempfile.TemporaryDirectory() as tmp, StubServer(responder=crew,
+    thinker = Thinker(crew)
+    with tempfile.TemporaryDirectory() as tmp, StubServer(responder=thinker,
                                                           model_cache=True) as stub:
-        rt = wire_runtime(Path(tmp), stub, allow=spec["allow"])
+        rt = wire_runtime(Path(tmp), stub, allow=spec["allow"], thinking=spec.get("thinking"))
         out = io.StringIO()
         code = run_headless(rt, Namespace(prompt="go", wait=True, timeout=60,
                                           output_format="json"), out=out, err=io.StringIO())
         report = json.loads(out.getvalue())
         served = list(stub.served)
         rejected = len(stub.rejections)
-    return figures(report, code, served, spec["teammates"], rejected)
+    figs = figures(report, code, served, spec["teammates"], rejected)
+    figs["thinking_tokens_per_task"] = round(thinker.tokens / figs["tasks_completed"])
+    figs["requests"] = len(served) + rejected
+    return figs
 
 
 def figures(report: dict, code: int, served: list, mates: tuple, rejected: int) -> dict:

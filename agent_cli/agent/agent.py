@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Interrupted, ModelError, UserError
+from ..errors import BadRequest, Interrupted, ModelError, UserError
 from ..events import AgentError, Compacted, Event, EventBus, Notice, TurnFinished, UsageEvent
 from ..models.base import Message, Model, ModelRequest, ResponseDone, ToolUseBlock, Usage
 from ..pricing import Ledger
@@ -238,15 +238,23 @@ class Agent:
             messages=self._conv.messages,
             tools=self._specs.of(self.tools),
             max_tokens=max_tokens or self.settings.max_tokens,
+            thinking=self.settings.thinking.param() if self.settings.thinking else None,
         )
 
     def _call_model(self) -> ResponseDone:
         """Stream one response (retrying transient failures); on interrupt keep what text was
         streamed, then re-raise."""
         try:
-            done = stream_with_retries(
-                self.model, self._request(), self._cancel, self._emit, self.settings.retry
-            )
+            try:
+                done = stream_with_retries(
+                    self.model, self._request(), self._cancel, self._emit, self.settings.retry
+                )
+            except BadRequest as exc:
+                if not self._thinking_refused(exc):
+                    raise
+                done = stream_with_retries(
+                    self.model, self._request(), self._cancel, self._emit, self.settings.retry
+                )
         except PartialResponse as exc:
             self._add_assistant(Message(role="assistant", content=text_blocks([exc.text])))
             raise
@@ -256,6 +264,16 @@ class Agent:
             u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
         )
         return done
+
+    def _thinking_refused(self, exc: BadRequest) -> bool:
+        """A model or server that refuses extended thinking: say so once, turn it off for
+        this agent (True: send the request again without it)."""
+        if self.settings.thinking is None or "thinking" not in str(exc).lower():
+            return False
+        self.settings.thinking = None
+        self._emit(Notice(self.name, f"{self.model.name} does not accept extended thinking; "
+                                     f"thinking is off for {self.name} ({exc})", "warning"))
+        return True
 
     def _after_response(self, done: ResponseDone) -> str | None:
         """Append the response and run its tools; the turn's stop reason, or None to go on.

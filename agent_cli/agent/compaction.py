@@ -24,6 +24,7 @@ from ..models.base import (
     ModelRequest,
     ResponseDone,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     Usage,
@@ -42,8 +43,10 @@ def estimate_tokens(messages: Sequence[Message], system: str = "") -> int:
                 chars += len(b.text)
             elif isinstance(b, ToolResultBlock):
                 chars += len(b.content) + 40
-            else:
+            elif isinstance(b, ToolUseBlock):
                 chars += len(b.name) + len(json.dumps(b.input)) + 40
+            else:  # thinking: its text, or a redacted block's opaque data
+                chars += len(getattr(b, "thinking", "") or getattr(b, "data", ""))
     return chars // 4
 
 
@@ -120,7 +123,9 @@ def render(messages: Sequence[Message]) -> str:
                 lines.append(f"[{msg.role}] {_clip(b.text)}")
             elif isinstance(b, ToolUseBlock):
                 lines.append(f"[assistant called {b.name}] {_clip(json.dumps(b.input))}")
-            else:
+            elif isinstance(b, ThinkingBlock):
+                lines.append(f"[assistant thought] {_clip(b.thinking)}")
+            elif isinstance(b, ToolResultBlock):
                 status = "error" if b.is_error else "result"
                 lines.append(f"[tool {status}] {_clip(b.content)}")
     return "\n".join(lines)

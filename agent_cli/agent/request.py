@@ -18,8 +18,17 @@ import threading
 from collections.abc import Callable
 
 from ..errors import Interrupted, ModelError
-from ..events import Event, Notice, RetryWait, TextDeltaEvent, TextDone
-from ..models.base import Message, Model, ModelRequest, ResponseDone, TextDelta, ToolSpec
+from ..events import Event, Notice, RetryWait, TextDeltaEvent, TextDone, ThinkingDone
+from ..models.base import (
+    Message,
+    Model,
+    ModelRequest,
+    RedactedThinkingBlock,
+    ResponseDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolSpec,
+)
 from ..models.retry import Retrier, RetryInfo, RetryPolicy
 from ..tools.base import ToolSet
 from .conversation import repair, validate
@@ -81,14 +90,20 @@ def stream_response(
     Interrupted), Interrupted when a stream closed by the cancel reports a failure, and
     ModelError for a failure, a stream with no response, or any other adapter exception.
     """
+    import time
+
     agent = request.agent
     parts: list[str] = []
     done: ResponseDone | None = None
+    started = time.monotonic()
+    thought_until = started
     try:
         for ev in model.stream(request, cancel):
             if isinstance(ev, TextDelta):
                 parts.append(ev.text)
                 emit(TextDeltaEvent(agent, ev.text))
+            elif isinstance(ev, ThinkingDelta):
+                thought_until = time.monotonic()
             elif isinstance(ev, ResponseDone):
                 done = ev
             if cancel.is_set():
@@ -103,6 +118,10 @@ def stream_response(
         raise ModelError(f"model failed: {type(exc).__name__}: {exc}") from exc
     if done is None:
         raise ModelError("the model stream ended without a response")
+    redacted = sum(isinstance(b, RedactedThinkingBlock) for b in done.message.content)
+    if done.message.thinking() or redacted:
+        emit(ThinkingDone(agent, done.message.thinking(), round(thought_until - started, 1),
+                          redacted))
     if done.message.text():
         emit(TextDone(agent, done.message.text()))
     return done

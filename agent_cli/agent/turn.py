@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..errors import ModelError
 from ..models.retry import RetryPolicy
+from ..models.thinking import Thinking
 
 
 @dataclass
@@ -19,6 +20,7 @@ class AgentSettings:
     micro_compact_min_chars: int = 2000
     retry: RetryPolicy = field(default_factory=lambda: RetryPolicy.from_env(os.environ))
     max_tokens_ceiling: int = 64_000  # a request continuing a call cut by max_tokens gets more
+    thinking: Thinking | None = None  # extended thinking (models/thinking.py); None: off
 
 
 @dataclass

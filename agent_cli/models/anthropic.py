@@ -32,12 +32,15 @@ from .base import (
     Message,
     ModelEvent,
     ModelRequest,
+    RedactedThinkingBlock,
     TextBlock,
+    ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
     check_cancel,
 )
 from .retry import retry_after_s
+from .thinking import max_tokens_for
 
 EPHEMERAL = {"type": "ephemeral"}
 LOCAL_PLACEHOLDER_KEY = "agent-cli-local"
@@ -100,17 +103,24 @@ def make_client(max_retries: int | None = None) -> Any:
 
 
 def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
-    """The SDK keyword arguments for one request, with prompt-cache breakpoints."""
-    messages = [_message_param(m) for m in request.messages]
+    """The SDK keyword arguments for one request, with prompt-cache breakpoints.
+
+    With extended thinking on, thinking blocks go back exactly as received and max_tokens is
+    raised above the budget; with it off they are left out (a server that does not know them
+    would refuse the request, and the API ignores them then anyway)."""
+    thinking = request.thinking
+    messages = [_message_param(m, keep_thinking=bool(thinking)) for m in request.messages]
     if messages and messages[-1]["content"]:
         # the conversation so far: the next request of this agent reads it from the cache
         last = messages[-1]["content"][-1]
         messages[-1]["content"][-1] = {**last, "cache_control": EPHEMERAL}
     params: dict[str, Any] = {
         "model": model,
-        "max_tokens": request.max_tokens,
+        "max_tokens": max_tokens_for(thinking, request.max_tokens),
         "messages": messages,
     }
+    if thinking:
+        params["thinking"] = dict(thinking)
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
     if request.tools:
@@ -120,10 +130,13 @@ def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
     return params
 
 
-def _message_param(message: Message) -> dict[str, Any]:
+def _message_param(message: Message, keep_thinking: bool = True) -> dict[str, Any]:
     blocks: list[dict[str, Any]] = []
     for b in message.content:
-        if isinstance(b, TextBlock):
+        if isinstance(b, ThinkingBlock | RedactedThinkingBlock):
+            if keep_thinking:
+                blocks.append(b.model_dump())
+        elif isinstance(b, TextBlock):
             if b.text:
                 blocks.append({"type": "text", "text": b.text})
         elif isinstance(b, ToolUseBlock):
@@ -137,6 +150,8 @@ def _message_param(message: Message) -> dict[str, Any]:
             if b.is_error:
                 result["is_error"] = True
             blocks.append(result)
+    if not blocks and message.content:  # a turn that only thought, sent with thinking off
+        blocks.append({"type": "text", "text": "(thought without a reply)"})
     return {"role": message.role, "content": blocks}
 
 

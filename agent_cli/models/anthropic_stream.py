@@ -5,6 +5,9 @@ here instead of using the SDK's `messages.stream()`: that accumulator raises on 
 invalid tool-input JSON and the rest of the response would be lost. Each content block becomes:
 
 - text -> a TextDelta per delta, and a TextBlock in the final message (empty ones dropped);
+- thinking -> a ThinkingDelta per delta, and a ThinkingBlock with its signature, kept in
+  place and unchanged (the API checks the signature when it is sent back); redacted_thinking
+  -> a RedactedThinkingBlock with its opaque data;
 - tool_use -> a ToolCall as soon as its block stops with a JSON object input. Input that is
   not a JSON object is kept as `{INVALID_INPUT_KEY: raw}` (the loop answers it with an error
   tool_result) -- unless the response stopped on max_tokens inside that last block: then the
@@ -25,9 +28,12 @@ from .base import (
     INVALID_INPUT_KEY,
     Message,
     ModelEvent,
+    RedactedThinkingBlock,
     ResponseDone,
     TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolUseBlock,
     Usage,
@@ -36,8 +42,9 @@ from .base import (
 
 @dataclass
 class _Block:
-    kind: str  # "text", "tool_use" or "other" (thinking, server tools: not kept)
-    text: str = ""
+    kind: str  # "text", "tool_use", "thinking", "redacted_thinking" or "other" (not kept)
+    text: str = ""  # text, thinking, or a redacted block's data
+    signature: str = ""
     tool_id: str = ""
     name: str = ""
     json: str = ""
@@ -85,6 +92,12 @@ class StreamAccumulator:
                 yield TextDelta(delta.text)
         elif delta.type == "input_json_delta" and block.kind == "tool_use":
             block.json += delta.partial_json
+        elif delta.type == "thinking_delta" and block.kind == "thinking":
+            block.text += delta.thinking
+            if delta.thinking:
+                yield ThinkingDelta(delta.thinking)
+        elif delta.type == "signature_delta" and block.kind == "thinking":
+            block.signature += delta.signature
 
     def _usage(self, u: Any) -> None:
         values = {
@@ -105,13 +118,18 @@ class StreamAccumulator:
         """Events after the last raw event: late tool calls, then ResponseDone."""
         if not self.started or self.stop_reason is None:
             raise errors.ConnectionFailed("the model's stream ended before the response was done")
-        content: list[TextBlock | ToolUseBlock] = []
+        content: list[TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock] = []
         truncated: str | None = None
         last = max(self.blocks, default=None)
         for index in sorted(self.blocks):
             block = self.blocks[index]
             if block.kind == "text" and block.text:
                 content.append(TextBlock(text=block.text))
+            elif block.kind == "thinking" and block.signature:
+                # unsigned = cut before it was done: the API would refuse it sent back
+                content.append(ThinkingBlock(thinking=block.text, signature=block.signature))
+            elif block.kind == "redacted_thinking":
+                content.append(RedactedThinkingBlock(data=block.text))
             elif block.kind == "tool_use" and block.call is not None:
                 content.append(block.call)
             elif block.kind == "tool_use":
@@ -136,6 +154,11 @@ def _start_block(cb: Any) -> _Block:
         return _Block("text", text=cb.text or "")
     if cb.type == "tool_use":
         return _Block("tool_use", tool_id=cb.id, name=cb.name)
+    if cb.type == "thinking":
+        return _Block("thinking", text=getattr(cb, "thinking", "") or "",
+                      signature=getattr(cb, "signature", "") or "")
+    if cb.type == "redacted_thinking":
+        return _Block("redacted_thinking", text=getattr(cb, "data", "") or "")
     return _Block("other")
 
 

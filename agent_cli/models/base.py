@@ -48,12 +48,36 @@ class ToolResultBlock(BaseModel):
     is_error: bool = False
 
 
-Block = Annotated[TextBlock | ToolUseBlock | ToolResultBlock, Field(discriminator="type")]
+class ThinkingBlock(BaseModel):
+    """Extended thinking, kept exactly as the API sent it: the signature proves to the API
+    that the text is unchanged when it is sent back (tool-use turns require that)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str = ""
+
+
+class RedactedThinkingBlock(BaseModel):
+    """Thinking the API encrypted: opaque `data`, sent back unchanged."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
+Block = Annotated[
+    TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock,
+    Field(discriminator="type"),
+]
+THINKING_TYPES = (ThinkingBlock, RedactedThinkingBlock)
 
 
 class Message(BaseModel):
     """One conversation turn. User turns hold text and tool_result blocks; assistant turns
-    hold text and tool_use blocks."""
+    hold thinking (first), text and tool_use blocks."""
 
     model_config = ConfigDict(defer_build=True)
 
@@ -65,6 +89,10 @@ class Message(BaseModel):
 
     def text(self) -> str:
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+
+    def thinking(self) -> str:
+        """The readable thinking of this turn ("" when none, or only redacted)."""
+        return "".join(b.thinking for b in self.content if isinstance(b, ThinkingBlock))
 
 
 class ToolSpec(BaseModel):
@@ -117,12 +145,23 @@ class ModelRequest(BaseModel):
     messages: list[Message]
     tools: list[ToolSpec] = Field(default_factory=list)
     max_tokens: int = 8192
+    # the Messages API's `thinking` parameter ({"type": "enabled", "budget_tokens": N} or
+    # {"type": "adaptive"}); None: no extended thinking (models/thinking.py)
+    thinking: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class TextDelta:
     text: str
     kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of extended thinking as it streams (shown dimmed; never part of the text)."""
+
+    text: str
+    kind: Literal["thinking_delta"] = "thinking_delta"
 
 
 @dataclass(frozen=True)
@@ -148,7 +187,7 @@ class ResponseDone:
     kind: Literal["response_done"] = "response_done"
 
 
-ModelEvent = TextDelta | ToolCall | ResponseDone
+ModelEvent = TextDelta | ThinkingDelta | ToolCall | ResponseDone
 
 
 @runtime_checkable

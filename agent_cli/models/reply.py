@@ -23,6 +23,8 @@ from .base import (
     ResponseDone,
     TextBlock,
     TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
     ToolCall,
     ToolUseBlock,
     Usage,
@@ -45,7 +47,8 @@ class Call:
 
 @dataclass
 class Reply:
-    """One assistant response: text, then tool calls.
+    """One assistant response: extended thinking (when the request asked for it), text, then
+    tool calls.
 
     stop_reason defaults to "tool_use" when there are calls, else "end_turn". `usage` is
     what to report instead of the estimate: a Usage as is, or a mapping of counts that
@@ -58,6 +61,7 @@ class Reply:
     stop_reason: str | None = None
     usage: Usage | Mapping[str, int] | None = None
     id_tag: str = ""
+    thinking: str = ""  # sent only to a request with extended thinking on
 
     @property
     def stop(self) -> str:
@@ -143,7 +147,11 @@ def play(
 ) -> Iterator[ModelEvent]:
     """Stream `reply` as a Model does; `new_id(reply.id_tag)` names a call that has no id."""
     cancel = cancel or threading.Event()
-    content: list[TextBlock | ToolUseBlock] = []
+    content: list[ThinkingBlock | TextBlock | ToolUseBlock] = []
+    if reply.thinking and request.thinking:
+        pacing.wait(cancel)
+        yield ThinkingDelta(reply.thinking)
+        content.append(ThinkingBlock(thinking=reply.thinking, signature="offline"))
     if reply.text:
         for piece in pacing.pieces(reply.text):
             pacing.wait(cancel)

@@ -3,8 +3,9 @@
 ScriptedModel(script) routes each request by `request.agent`: the agent's own queue if the
 script has that key, else the "*" queue. Each entry is consumed once and is one of:
 
-- a `Reply(text, tool_calls=[Call(name, input)], stop_reason=None, usage=None)` (models/
-  reply.py), streamed by `reply.play`: TextDelta(s), one ToolCall per call, ResponseDone.
+- a `Reply(text, tool_calls=[Call(name, input)], stop_reason=None, usage=None, thinking="")`
+  (models/reply.py; thinking is streamed only to a request with extended thinking on),
+  streamed by `reply.play`: TextDelta(s), one ToolCall per call, ResponseDone.
   Tool-use ids are "toolu_<n>", unique per model instance, unless a Call names its own id.
 - an exception instance: raised when the entry is reached (e.g. errors.Overloaded("busy")).
 - a callable `(ModelRequest) -> Reply | str`: called with the request (a str means text only).
@@ -28,7 +29,8 @@ File format (`--model script:PATH.json`, loaded by `ScriptedModel.from_file`):
     }
 
 Keys are agent names (or "*"); each value is a list of entries. An entry has "text",
-"tool_calls" (each {"name", "input", optional "id"}), optional "stop_reason" and "usage", or
+"tool_calls" (each {"name", "input", optional "id"}), optional "stop_reason", "usage" and
+"thinking", or
 else is {"error": KIND, "message": optional} with KIND one of rate_limited, overloaded,
 auth, bad_request, connection. Unknown keys are refused so typos fail loudly.
 """
@@ -193,11 +195,13 @@ def _parse_entry(raw: Any, where: str) -> Entry:
                 f"{where}: unknown error {kind!r} (use one of {', '.join(ERROR_KINDS)})"
             )
         return ERROR_KINDS[kind](str(raw.get("message") or f"scripted {kind} error"))
-    _only_keys(raw, {"text", "tool_calls", "stop_reason", "usage"}, where)
+    _only_keys(raw, {"text", "tool_calls", "stop_reason", "usage", "thinking"}, where)
     text = raw.get("text", "")
     calls = raw.get("tool_calls", [])
-    if not isinstance(text, str) or not isinstance(calls, list):
-        raise errors.UserError(f"{where}: 'text' must be a string and 'tool_calls' a list")
+    thinking = raw.get("thinking", "")
+    if not isinstance(text, str) or not isinstance(calls, list) or not isinstance(thinking, str):
+        raise errors.UserError(f"{where}: 'text' and 'thinking' must be strings and "
+                               "'tool_calls' a list")
     try:
         usage = Usage(**raw["usage"]) if raw.get("usage") is not None else None
     except (TypeError, ValueError) as exc:
@@ -207,6 +211,7 @@ def _parse_entry(raw: Any, where: str) -> Entry:
         tool_calls=[_parse_call(c, f"{where}.tool_calls[{i}]") for i, c in enumerate(calls)],
         stop_reason=raw.get("stop_reason"),
         usage=usage,
+        thinking=thinking,
     )
 
 

@@ -214,15 +214,20 @@ def _load(layer: Layer) -> dict[str, Any]:
 
 
 def session_defaults(workdir: Path, trust_project: bool = False,
-                     user: Path | None = None) -> dict[str, str]:
-    """`model` and `permissions.defaultMode` from the highest settings layer that sets them
-    (command-line flags override both); SettingsError naming the file for a bad value."""
+                     user: Path | None = None) -> dict[str, Any]:
+    """`model`, `permissions.defaultMode` and `thinking` (raw, with the file it came from in
+    `thinking_from`) from the highest settings layer that sets them (command-line flags
+    override them); SettingsError naming the file for a bad value."""
     from .policy import MODES
     from .settings import SettingsError
 
     layers = SettingsLayers(workdir, user, trust_project)
     loaded = layers.loaded()
-    out: dict[str, str] = {}
+    out: dict[str, Any] = {}
+    thinking, layer = layers.value("thinking", loaded=loaded)
+    if thinking is not None:
+        out["thinking"] = thinking
+        out["thinking_from"] = str(layer.path) if layer else "settings"
     model, layer = layers.value("model", loaded=loaded)
     if model is not None:
         if not isinstance(model, str) or not model.strip():

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..agent.agent import Agent
+    from ..models.thinking import Thinking
     from ..runtime import Runtime
     from ..tools.base import Tool
 
@@ -43,8 +44,10 @@ def build_agent(
     extra_identity: Callable[[], str] | None = None,
     resume: bool = False,
     transcript_dir: Path | None = None,
+    thinking: Thinking | None | bool = True,
 ) -> Agent:
-    """An Agent called `name` with `role_tools` + the workspace tools, checked by `gate`."""
+    """An Agent called `name` with `role_tools` + the workspace tools, checked by `gate`.
+    `thinking`: True (the session's extended thinking), or the agent's own (None: off)."""
     from ..agent.agent import Agent, AgentSettings
     from ..agent.identity import Identity
     from ..tools.base import ToolSet
@@ -64,6 +67,7 @@ def build_agent(
         settings=AgentSettings(
             compact_threshold_tokens=rt.config.compact_threshold_tokens,
             retry=rt.retry_policy(),
+            thinking=rt.config.thinking if thinking is True else thinking or None,
         ),
         hooks=rt.hooks,
         extra_identity=extra_identity,

@@ -34,6 +34,7 @@ from .teammate import Teammate
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
+    from ..models.thinking import Thinking
     from ..runtime import Runtime
     from .mailbox import MailMessage
     from .protocol import ProtocolRequest
@@ -68,15 +69,17 @@ class Team:
         prompt: str | None = None,
         model: str | None = None,
         require_plan: bool = False,
+        thinking: Thinking | None | bool = True,
     ) -> Member:
-        """Start (or restart) teammate `name`; Refused if it is running or is the lead."""
+        """Start (or restart) teammate `name`; Refused if it is running or is the lead.
+        `thinking`: True for the session's extended thinking, else the teammate's own."""
         check_name(name, "teammate name")
         if name == LEAD:
             raise Refused("'lead' is the lead's own name; pick another teammate name")
         self._refuse_running(name)
         # Built outside the team lock: a restart reads the old transcript, and every
         # teammate's plan check (plan_block -> teammate()) takes that lock.
-        mate = Teammate(self.rt, self, name, role, model, require_plan, prompt)
+        mate = Teammate(self.rt, self, name, role, model, require_plan, prompt, thinking)
         self.rt.watcher.start()  # idle teammates are woken by other processes' writes
         with self._lock:
             self._refuse_running(name)

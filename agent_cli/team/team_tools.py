@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import NotFound, Refused
+from ..errors import NotFound, Refused, ToolError
 from ..events import MessageEvent
 from ..names import LEAD, check_name
 from ..tools.base import Tool, ToolContext, ToolOutput
@@ -34,6 +34,9 @@ class SpawnTeammateInput(_Input):
     prompt: str | None = Field(None, description="optional first message to the teammate")
     model: str | None = Field(None, description="optional model for this teammate")
     require_plan: bool = Field(False, description="must get a plan approved before acting")
+    thinking: bool | int | None = Field(
+        None, description="extended thinking for this teammate: true, false, or a budget in "
+        "tokens (at least 1024); default: the session's")
 
 
 class ListTeammatesInput(_Input):
@@ -76,8 +79,14 @@ class TeamTools:
 
     @user_errors
     def spawn(self, args: SpawnTeammateInput, ctx: ToolContext) -> str:
+        from ..models.thinking import ThinkingError, for_teammate
+
+        try:
+            thinking = for_teammate(args.thinking, self.rt.config.thinking)
+        except ThinkingError as exc:
+            raise ToolError(str(exc)) from None
         member = self.team.spawn(args.name, args.role, args.prompt, args.model,
-                                 args.require_plan)
+                                 args.require_plan, thinking)
         note = " It must get a plan approved before acting." if member.require_plan else ""
         return (
             f"spawned {member.name} ({member.role}). It claims ready tasks from the board by "

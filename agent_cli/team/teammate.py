@@ -33,6 +33,7 @@ from .tracking import Tracking, TrackingGate
 if TYPE_CHECKING:
     from ..agent.agent import PreCall
     from ..board.models import Task
+    from ..models.thinking import Thinking
     from ..runtime import Runtime
     from . import plans
     from .manager import Team
@@ -55,6 +56,7 @@ class Teammate:
         model: str | None = None,
         require_plan: bool = False,
         prompt: str | None = None,
+        thinking: Thinking | None | bool = True,
     ) -> None:
         self.rt = runtime
         self.team = team
@@ -68,7 +70,7 @@ class Teammate:
         )
         self.gate = TrackingGate(runtime.gate, self.tracking)
         self.intake = Intake(runtime.mail, name)
-        self.agent = self._build_agent(model)
+        self.agent = self._build_agent(model, thinking)
         self.intake.durable = self.agent.delivered  # ids in its transcript: never again
         self.agent.workspace = lambda: runtime.worktrees.workspace_for(name)  # its task's worktree
         self.endings = Endings(
@@ -82,7 +84,7 @@ class Teammate:
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._main, name=thread_name(name), daemon=True)
 
-    def _build_agent(self, model: str | None):
+    def _build_agent(self, model: str | None, thinking: Thinking | None | bool):
         from .team_tools import teammate_tools
 
         transcript = self.rt.team_dir / "transcripts" / f"{self.name}.jsonl"
@@ -96,6 +98,7 @@ class Teammate:
             model=model,
             extra_identity=self.identity_extra,
             resume=transcript.exists(),
+            thinking=thinking,
         )
 
     def _build_idle_loop(self) -> IdleLoop:

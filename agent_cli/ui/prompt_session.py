@@ -44,6 +44,7 @@ class PromptKeys:
     interrupt: Callable[[], bool]  # interrupt that turn; False when none was running
     cycle_mode: Callable[[], None]  # Shift-Tab: the next permission mode
     hint: Callable[[str], None]  # a short dim note above the prompt
+    show_thinking: Callable[[], None] | None = None  # Ctrl-O: the lead's last thinking
 
 
 def key_bindings(keys: PromptKeys) -> KeyBindings:
@@ -76,6 +77,11 @@ def key_bindings(keys: PromptKeys) -> KeyBindings:
     @kb.add("escape", filter=busy)
     def _(event: Any) -> None:
         keys.interrupt()
+
+    @kb.add("c-o", filter=typing)
+    def _(event: Any) -> None:
+        if keys.show_thinking is not None:
+            keys.show_thinking()
 
     return kb
 

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 
@@ -28,6 +29,7 @@ from ..events import (
     TaskEvent,
     TextDeltaEvent,
     TextDone,
+    ThinkingDone,
     ToolFinished,
     ToolStarted,
     TurnFinished,
@@ -87,6 +89,10 @@ def event_line(event: Event, verbose: bool = False) -> Text | None:
     elif isinstance(event, Notice):
         style = {"warning": "yellow", "warn": "yellow", "error": "red"}.get(event.level, "dim")
         line.append(shorten(event.text, 120), style=style)
+    elif isinstance(event, ThinkingDone):
+        if event.agent != LEAD and not verbose:
+            return None
+        line.append(thought_summary(event), style="dim italic")
     elif isinstance(event, Compacted):
         line.append(
             f"compacted its context: {event.before_tokens:,} → {event.after_tokens:,} tokens",
@@ -99,6 +105,22 @@ def event_line(event: Event, verbose: bool = False) -> Text | None:
     else:
         return None
     return line
+
+
+def thought_summary(event: ThinkingDone) -> str:
+    """'✻ thought for 6s · ctrl-o to read it': thinking collapsed to one line."""
+    words = f"✻ thought for {event.seconds:g}s"
+    if event.redacted:
+        words += f" ({event.redacted} block{'s' if event.redacted > 1 else ''} redacted)"
+    return words + (" · ctrl-o to read it" if event.text else "")
+
+
+def last_thinking(messages: list[Any]) -> str:
+    """The readable thinking of the latest assistant turn that had any ("" when none)."""
+    for message in reversed(messages):
+        if message.role == "assistant" and message.thinking():
+            return message.thinking()
+    return ""
 
 
 def cut_middle(text: str, limit: int) -> str:

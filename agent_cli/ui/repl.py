@@ -84,7 +84,8 @@ class Repl:
         return self._width or max(40, shutil.get_terminal_size((100, 40)).columns)
 
     def _make_session(self, input: Any, output: Any) -> PromptSession:
-        keys = PromptKeys(lambda: self.lead.busy, self._interrupt, self._cycle_mode, self.note)
+        keys = PromptKeys(lambda: self.lead.busy, self._interrupt, self._cycle_mode, self.note,
+                          self._show_thinking)
         completer = SlashCompleter(command_help(), argument_values(self.runtime))
         return make_session(self.runtime.workdir / ".agent-cli" / "history", completer, keys,
                             self._toolbar, input, output)
@@ -132,6 +133,14 @@ class Repl:
         app = self.session.app
         if app.is_running:
             app.invalidate()
+
+    def _show_thinking(self) -> None:
+        """Ctrl-O: the lead's latest extended thinking in full, dimmed."""
+        from .render import last_thinking
+
+        text = last_thinking(self.lead.agent.conversation)
+        self.note(f"✻ {text}" if text else "(the lead has not thought yet: extended thinking "
+                  "is off, or its last turns had none; --thinking turns it on)", "dim italic")
 
     def note(self, text: str, style: str = "dim") -> None:
         self.printer.write(render_str(Text(text, style=style), self.width(), self.color))

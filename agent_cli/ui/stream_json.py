@@ -25,6 +25,7 @@ from ..events import (
     StatusEvent,
     TaskEvent,
     TextDone,
+    ThinkingDone,
     ToolFinished,
     ToolStarted,
     TurnFinished,
@@ -38,6 +39,10 @@ def event_record(event: Event) -> dict[str, Any] | None:
             return None
         return {"type": "assistant", "message": {"role": "assistant",
                                                  "content": [{"type": "text", "text": event.text}]}}
+    if isinstance(event, ThinkingDone):
+        content = [{"type": "thinking", "thinking": event.text}] if event.text else []
+        content += [{"type": "redacted_thinking"}] * event.redacted
+        return {"type": "assistant", "message": {"role": "assistant", "content": content}}
     if isinstance(event, ToolStarted):
         block = {"type": "tool_use", "id": event.tool_use_id, "name": event.tool,
                  "input": event.input if event.input is not None else {}}

@@ -7,8 +7,16 @@ assistant prefill), else None. Kept apart from the HTTP side so it can be tested
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
+
+THINKING_KINDS = ("thinking", "redacted_thinking")
+
+
+def sign_thinking(text: str) -> str:
+    """The stub's signature of a thinking block (the API's is opaque; ours is checkable)."""
+    return "sig-" + hashlib.sha256(f"stub-thinking:{text}".encode()).hexdigest()[:32]
 
 
 def validate(body: Any, *, count_only: bool = False) -> str | None:
@@ -25,6 +33,7 @@ def validate(body: Any, *, count_only: bool = False) -> str | None:
         _check_system(body.get("system"))
         or _check_tools(body.get("tools"))
         or _check_messages(body.get("messages"), bool(body.get("tools")))
+        or _check_thinking(body)
         or _check_cache_breakpoints(body)
     )
 
@@ -138,6 +147,15 @@ def _check_blocks(
                     "the previous message."
                 )
             answered.append(tid)
+        elif kind in THINKING_KINDS:
+            if role != "assistant":
+                return f"{where}: {kind} blocks are only allowed in assistant messages"
+            if any(blocks[k].get("type") not in THINKING_KINDS for k in range(j)):
+                return f"{where}: thinking blocks must come before any other block"
+            signed = b.get("thinking") if kind == "thinking" else "[redacted]"
+            proof = b.get("signature") if kind == "thinking" else b.get("data")
+            if not isinstance(signed, str) or proof != sign_thinking(signed):
+                return f"{where}: Invalid `signature` in `{kind}` block"
         else:
             return f"{where}.type: unsupported content block type {kind!r}"
     missing = [t for t in prev_tool_ids if t not in answered]
@@ -146,6 +164,39 @@ def _check_blocks(
             f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
             f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
             "`tool_result` block in the next message."
+        )
+    return None
+
+
+def _check_thinking(body: dict) -> str | None:
+    """Extended thinking: a valid parameter, max_tokens above a fixed budget, and a tool-use
+    turn still being answered must start with the thinking it was given (sent back as is)."""
+    thinking = body.get("thinking")
+    if thinking is None:
+        return None
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if kind not in ("enabled", "adaptive", "disabled"):
+        return "thinking.type: Input should be 'enabled', 'adaptive' or 'disabled'"
+    if kind == "disabled":
+        return None
+    if kind == "enabled":
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int) or budget < 1024:
+            return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+        if not body.get("max_tokens", 0) > budget:
+            return "`max_tokens` must be greater than `thinking.budget_tokens`"
+    messages = body.get("messages") or []
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)
+    if last is None:
+        return None
+    content = messages[last].get("content")
+    blocks = content if isinstance(content, list) else []
+    uses = any(b.get("type") == "tool_use" for b in blocks)
+    if uses and blocks[0].get("type") not in THINKING_KINDS:
+        return (
+            f"messages.{last}.content.0.type: Expected `thinking` or `redacted_thinking`, but "
+            f"found `{blocks[0].get('type')}`. When `thinking` is enabled, a final `assistant` "
+            "message must start with a thinking block."
         )
     return None
 

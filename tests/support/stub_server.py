@@ -51,13 +51,14 @@ from typing import Any
 
 from agent_cli.models.reply import Call, Reply
 
-from .stub_rules import validate
+from .stub_rules import sign_thinking, validate
 from .stub_usage import PromptCache, reply_usage, request_tokens
 
 STUB_MODEL = "claude-stub-1"
 
 
 ToolUse = Call  # the name these tests use for a tool_use block
+REDACTED = "[redacted]"  # a Reply with this thinking sends one redacted_thinking block
 
 
 @dataclass
@@ -283,7 +284,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _message(self, body: dict, item: Reply | MidStream) -> dict:
         reply = item if isinstance(item, Reply) else Reply(item.text)
-        content: list[dict] = [{"type": "text", "text": reply.text}] if reply.text else []
+        content: list[dict] = []
+        if reply.thinking and (body.get("thinking") or {}).get("type") in ("enabled", "adaptive"):
+            if reply.thinking == REDACTED:
+                content.append({"type": "redacted_thinking", "data": sign_thinking(REDACTED)})
+            else:
+                content.append({"type": "thinking", "thinking": reply.thinking,
+                                "signature": sign_thinking(reply.thinking)})
+        if reply.text:
+            content.append({"type": "text", "text": reply.text})
         for call in reply.tool_calls:
             inp = call.input if isinstance(call.input, dict) else {}
             content.append(
@@ -318,8 +327,9 @@ class _Handler(BaseHTTPRequestHandler):
         start = dict(msg, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
         self._chunk(_sse("message_start", {"type": "message_start", "message": start}))
         self._chunk(_sse("ping", {"type": "ping"}))
+        calls_from = sum(b["type"] != "tool_use" for b in msg["content"])
         for index, block in enumerate(msg["content"]):
-            self._block(index, block, reply)
+            self._block(index, block, reply, calls_from)
         if isinstance(item, MidStream):
             self._fail(item)
             return
@@ -337,8 +347,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(_sse("message_stop", {"type": "message_stop"}))
         self._chunk(b"")
 
-    def _block(self, index: int, block: dict, reply: Reply) -> None:
-        start = dict(block, text="") if block["type"] == "text" else dict(block, input={})
+    def _block(self, index: int, block: dict, reply: Reply, calls_from: int) -> None:
+        start = {"text": dict(block, text=""), "thinking": dict(block, thinking="", signature=""),
+                 "redacted_thinking": block}.get(block["type"], dict(block, input={}))
         self._chunk(
             _sse(
                 "content_block_start",
@@ -347,8 +358,13 @@ class _Handler(BaseHTTPRequestHandler):
         )
         if block["type"] == "text":
             pieces = [{"type": "text_delta", "text": p} for p in _split(block["text"])]
+        elif block["type"] == "thinking":
+            pieces = [{"type": "thinking_delta", "thinking": p} for p in _split(block["thinking"])]
+            pieces.append({"type": "signature_delta", "signature": block["signature"]})
+        elif block["type"] == "redacted_thinking":
+            pieces = []
         else:
-            call = reply.tool_calls[index - (1 if reply.text else 0)]
+            call = reply.tool_calls[index - calls_from]
             raw = call.input if isinstance(call.input, str) else json.dumps(call.input)
             pieces = [{"type": "input_json_delta", "partial_json": p} for p in ["", *_split(raw)]]
         for delta in pieces:

@@ -73,9 +73,11 @@ def cache_blocks(body: dict) -> list[tuple[Any, bool]]:
 
 def reply_usage(body: dict, reply: Reply) -> dict[str, int]:
     """The usage a reply to `body` reports (its `usage` replaces the counts it names)."""
+    thinks = (body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
+    thought = estimate_tokens(reply.thinking) if thinks else 0  # billed as output, as the API does
     usage = {
         "input_tokens": request_tokens(body),
-        "output_tokens": reply_tokens(reply.text, len(reply.tool_calls)),
+        "output_tokens": reply_tokens(reply.text, len(reply.tool_calls)) + thought,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }
