@@ -66,10 +66,8 @@ class AnthropicModel:
     ) -> Iterator[ModelEvent]:
         check_cancel(cancel)
         params = build_params(self.name, request)
-        try:
-            raw = self._get_client().messages.create(**params, stream=True)
-        except Exception as exc:
-            raise map_error(exc, cancel) from exc
+        raw = _open_stream(lambda: self._get_client().messages.create(**params, stream=True),
+                           cancel)
         acc = StreamAccumulator()
         with _CancelWatch(cancel, lambda: _abort(raw)):
             try:
@@ -80,6 +78,42 @@ class AnthropicModel:
                 raw.close()
         check_cancel(cancel)
         yield from acc.finish()
+
+
+def _open_stream(create: Callable[[], Any], cancel: threading.Event | None) -> Any:
+    """`create()` (the request, until the response headers arrive), given up at once when
+    `cancel` is set: a server that holds the headers back cannot hold an interrupt. The call
+    goes on in a helper thread, and a stream it opens after that is closed unread."""
+    if cancel is None:
+        try:
+            return create()
+        except Exception as exc:
+            raise map_error(exc) from exc
+    box: dict[str, Any] = {}
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def call() -> None:
+        try:
+            result = create()
+        except Exception as exc:
+            result, box["error"] = None, exc
+        with lock:
+            if box.get("abandoned") and result is not None:
+                result.close()
+            box["raw"] = result
+            done.set()
+
+    threading.Thread(target=call, name="model-request", daemon=True).start()
+    while not done.wait(_CancelWatch.POLL_S):
+        if cancel.is_set():
+            with lock:
+                if not done.is_set():
+                    box["abandoned"] = True
+                    raise errors.Interrupted("interrupted")
+    if "error" in box:
+        raise map_error(box["error"], cancel) from box["error"]
+    return box["raw"]
 
 
 def make_client(max_retries: int | None = None) -> Any:

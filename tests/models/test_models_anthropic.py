@@ -346,3 +346,33 @@ def test_base_url_alone_works_for_a_local_server(
     stub.push(Reply("local"))
     assert collect(AnthropicModel("qwen2.5:7b").stream(request())).message.text() == "local"
     assert stub.requests[0]["model"] == "qwen2.5:7b"
+
+
+def test_an_interrupt_does_not_wait_for_a_server_that_holds_its_headers_back() -> None:
+    arrived, release = threading.Event(), threading.Event()
+
+    def slow(body):
+        arrived.set()
+        release.wait(60)
+        return Reply("too late")
+
+    with StubServer(responder=slow) as stub:
+        cancel = threading.Event()
+        outcome: dict[str, object] = {}
+
+        def run() -> None:
+            try:
+                collect(model_for(stub, max_retries=0).stream(request(), cancel))
+            except errors.Interrupted as exc:
+                outcome["raised"] = exc
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        assert arrived.wait(30)
+        cancel.set()
+        worker.join(30)
+        finished_before_the_server_answered = not worker.is_alive()
+        release.set()
+        worker.join(30)
+    assert finished_before_the_server_answered
+    assert isinstance(outcome.get("raised"), errors.Interrupted)
