@@ -28,9 +28,11 @@ class TextDeltaEvent(Event):
 
 @dataclass(frozen=True)
 class TextDone(Event):
-    """The full text of one assistant message, once streaming ends."""
+    """The full text of one assistant message, once streaming ends; `sources` are the pages
+    its citations point at ("title — url"), in order of first citation."""
 
     text: str
+    sources: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ KINDS = (
     "cache_read_input_tokens",
 )
 PROMPT_KINDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+SERVER_KINDS = ("web_search_requests", "web_fetch_requests")  # priced per use, not per token
 BASE, LONG = "base", "long_prompt"
 _DATE = re.compile(r"-\d{8}$")
 _SUFFIX = re.compile(r"\[[^\]]*\]$")  # claude-sonnet-4-6[1m]
@@ -72,10 +73,14 @@ class PriceTable:
     """Model id -> prices; `lookup` also knows dated, `[1m]` and Bedrock spellings."""
 
     def __init__(self, models: Mapping[str, ModelPrice], checked: str = "",
-                 source: str = "") -> None:
+                 source: str = "", per_use: Mapping[str, float] | None = None) -> None:
         self.models = dict(models)
         self.checked = checked
         self.source = source
+        self.per_use = dict(per_use or {})  # dollars per server tool use (web search)
+
+    def uses_cost(self, row: Mapping[str, Any]) -> float:
+        return sum(_uses(row)[k] * self.per_use.get(k, 0.0) for k in SERVER_KINDS)
 
     @classmethod
     def load(cls, path: Path | None = None) -> PriceTable:
@@ -96,7 +101,9 @@ class PriceTable:
                 long_threshold=int(long["threshold_tokens"]) if long else None,
                 long=_rates(long) if long else None,
             )
-        return cls(models, str(data.get("checked", "")), str(data.get("source", "")))
+        per_use = {k: float(v) for k, v in (data.get("server_tools") or {}).items()
+                   if k in SERVER_KINDS}
+        return cls(models, str(data.get("checked", "")), str(data.get("source", "")), per_use)
 
     def canonical(self, model: str | None) -> str | None:
         """The table's id for `model`, or None when the table does not price it."""
@@ -125,6 +132,14 @@ def _counts(data: Mapping[str, Any]) -> dict[str, int]:
     return out
 
 
+def _uses(data: Mapping[str, Any]) -> dict[str, int]:
+    out = {}
+    for kind in SERVER_KINDS:
+        value = data.get(kind, 0)
+        out[kind] = value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return out
+
+
 def prompt_tokens(counts: Mapping[str, int]) -> int:
     return sum(counts.get(k, 0) for k in PROMPT_KINDS)
 
@@ -146,14 +161,15 @@ class Ledger:
     def add(self, model: str, usage: Mapping[str, Any]) -> None:
         """Book one response's usage (`usage` has the Messages API's four counts)."""
         counts = _counts(usage)
-        if not any(counts.values()):
+        uses = {k: n for k, n in _uses(usage).items() if n}
+        if not any(counts.values()) and not uses:
             return
         price = self._price(model)
         tier = price.tier(prompt_tokens(counts)) if price is not None else BASE
         with self._lock:
             row = self._rows.setdefault((model, tier), dict.fromkeys(KINDS, 0))
-            for kind, n in counts.items():
-                row[kind] += n
+            for kind, n in [*counts.items(), *uses.items()]:
+                row[kind] = row.get(kind, 0) + n
 
     def rows(self) -> list[dict[str, Any]]:
         """[{model, tier, input_tokens, ...}] (what the roster stores for a teammate)."""
@@ -210,7 +226,8 @@ def price_rows(rows: Iterable[Mapping[str, Any]], table: PriceTable) -> Cost:
             if n and model not in missing:
                 missing.append(model or "unknown")
             continue
-        usd = (usd or 0.0) + price.rates(str(row.get("tier") or BASE)).cost(counts)
+        usd = (usd or 0.0) + price.rates(str(row.get("tier") or BASE)).cost(counts) \
+            + table.uses_cost(row)
     return Cost(usd, tokens, unpriced, tuple(missing))
 
 

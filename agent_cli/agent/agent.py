@@ -239,6 +239,7 @@ class Agent:
             tools=self._specs.of(self.tools),
             max_tokens=max_tokens or self.settings.max_tokens,
             thinking=self.settings.thinking.param() if self.settings.thinking else None,
+            server_tools=self.settings.server_tools() if self.settings.server_tools else [],
         )
 
     def _call_model(self) -> ResponseDone:

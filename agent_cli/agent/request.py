@@ -18,13 +18,24 @@ import threading
 from collections.abc import Callable
 
 from ..errors import Interrupted, ModelError
-from ..events import Event, Notice, RetryWait, TextDeltaEvent, TextDone, ThinkingDone
+from ..events import (
+    Event,
+    Notice,
+    RetryWait,
+    TextDeltaEvent,
+    TextDone,
+    ThinkingDone,
+    ToolFinished,
+    ToolStarted,
+)
 from ..models.base import (
     Message,
     Model,
     ModelRequest,
     RedactedThinkingBlock,
     ResponseDone,
+    ServerToolBlock,
+    TextBlock,
     TextDelta,
     ThinkingDelta,
     ToolSpec,
@@ -122,9 +133,53 @@ def stream_response(
     if done.message.thinking() or redacted:
         emit(ThinkingDone(agent, done.message.thinking(), round(thought_until - started, 1),
                           redacted))
+    for started, finished in server_tool_events(agent, done.message):
+        emit(started)
+        emit(finished)
     if done.message.text():
-        emit(TextDone(agent, done.message.text()))
+        emit(TextDone(agent, done.message.text(), cited_sources(done.message)))
     return done
+
+
+def server_tool_events(agent: str, message: Message) -> list[tuple[ToolStarted, ToolFinished]]:
+    """A started/finished pair for each tool the API ran itself in `message` (web search,
+    web fetch): shown like any tool call, after the fact."""
+    blocks = [b for b in message.content if isinstance(b, ServerToolBlock)]
+    results = {b.field("tool_use_id"): b for b in blocks if b.type != "server_tool_use"}
+    out = []
+    for use in (b for b in blocks if b.type == "server_tool_use"):
+        name, args = str(use.field("name", "?")), use.field("input") or {}
+        summary = str(args.get("query") or args.get("url") or "")
+        ok, outcome = _server_outcome(results.get(use.field("id")))
+        uid = str(use.field("id", ""))
+        out.append((ToolStarted(agent, name, summary, uid, dict(args)),
+                    ToolFinished(agent, name, summary, ok, outcome, uid, outcome)))
+    return out
+
+
+def _server_outcome(result: ServerToolBlock | None) -> tuple[bool, str]:
+    if result is None:
+        return False, "no result (the response ended first)"
+    content = result.field("content")
+    if isinstance(content, list):
+        return True, f"{len(content)} result{'' if len(content) == 1 else 's'}"
+    if isinstance(content, dict) and "error_code" in content:
+        return False, f"error: {content['error_code']}"
+    if isinstance(content, dict):
+        return True, f"fetched {content.get('url', 'the page')}"
+    return True, "done"
+
+
+def cited_sources(message: Message) -> tuple[str, ...]:
+    """"title — url" for every page the message's text cites, first citation first."""
+    seen: dict[str, str] = {}
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            for c in block.citations or []:
+                url = str(c.get("url") or "")
+                if url and url not in seen:
+                    seen[url] = f"{c.get('title') or url} — {url}" if c.get("title") else url
+    return tuple(seen.values())
 
 
 def stream_with_retries(

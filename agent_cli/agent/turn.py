@@ -4,7 +4,9 @@ answer (stop, or text to inject) and the turn's result."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import ModelError
 from ..models.retry import RetryPolicy
@@ -21,6 +23,8 @@ class AgentSettings:
     retry: RetryPolicy = field(default_factory=lambda: RetryPolicy.from_env(os.environ))
     max_tokens_ceiling: int = 64_000  # a request continuing a call cut by max_tokens gets more
     thinking: Thinking | None = None  # extended thinking (models/thinking.py); None: off
+    # the API's own web tools to offer, asked before each request (models/web_tools.py)
+    server_tools: Callable[[], list[dict[str, Any]]] | None = None
 
 
 @dataclass

@@ -33,6 +33,7 @@ from .base import (
     ModelEvent,
     ModelRequest,
     RedactedThinkingBlock,
+    ServerToolBlock,
     TextBlock,
     ThinkingBlock,
     ToolResultBlock,
@@ -48,6 +49,8 @@ LOCAL_PLACEHOLDER_KEY = "agent-cli-local"
 
 class AnthropicModel:
     """A Model backed by the Messages API. `client` (an anthropic.Anthropic) is for tests."""
+
+    runs_server_tools = True  # web search / fetch can be offered (models/web_tools.py)
 
     def __init__(self, name: str, client: Any = None, max_retries: int | None = None) -> None:
         self.name = name
@@ -157,8 +160,9 @@ def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
         params["thinking"] = dict(thinking)
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
-    if request.tools:
-        tools = [t.model_dump() for t in request.tools]
+    # tools the API runs (web search/fetch) first: the breakpoint on the last covers them all
+    tools = [dict(t) for t in request.server_tools] + [t.model_dump() for t in request.tools]
+    if tools:
         tools[-1]["cache_control"] = EPHEMERAL
         params["tools"] = tools
     return params
@@ -172,7 +176,9 @@ def _message_param(message: Message, keep_thinking: bool = True) -> dict[str, An
                 blocks.append(b.model_dump())
         elif isinstance(b, TextBlock):
             if b.text:
-                blocks.append({"type": "text", "text": b.text})
+                blocks.append(b.model_dump())  # with its citations, when it has any
+        elif isinstance(b, ServerToolBlock):
+            blocks.append(b.model_dump())
         elif isinstance(b, ToolUseBlock):
             blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input})
         elif isinstance(b, ToolResultBlock):

@@ -8,6 +8,8 @@ invalid tool-input JSON and the rest of the response would be lost. Each content
 - thinking -> a ThinkingDelta per delta, and a ThinkingBlock with its signature, kept in
   place and unchanged (the API checks the signature when it is sent back); redacted_thinking
   -> a RedactedThinkingBlock with its opaque data;
+- server_tool_use (web search / fetch run by the API) and its result block -> ServerToolBlocks
+  kept whole, in place; a text block's citations_delta -> its `citations`;
 - tool_use -> a ToolCall as soon as its block stops with a JSON object input. Input that is
   not a JSON object is kept as `{INVALID_INPUT_KEY: raw}` (the loop answers it with an error
   tool_result) -- unless the response stopped on max_tokens inside that last block: then the
@@ -26,10 +28,12 @@ from typing import Any
 from .. import errors
 from .base import (
     INVALID_INPUT_KEY,
+    SERVER_RESULT_TYPES,
     Message,
     ModelEvent,
     RedactedThinkingBlock,
     ResponseDone,
+    ServerToolBlock,
     TextBlock,
     TextDelta,
     ThinkingBlock,
@@ -42,12 +46,15 @@ from .base import (
 
 @dataclass
 class _Block:
-    kind: str  # "text", "tool_use", "thinking", "redacted_thinking" or "other" (not kept)
+    kind: str  # "text", "tool_use", "thinking", "redacted_thinking", "server_tool_use",
+    # "server_result" or "other" (not kept)
     text: str = ""  # text, thinking, or a redacted block's data
     signature: str = ""
     tool_id: str = ""
     name: str = ""
     json: str = ""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict)  # a server tool block as it started
     stopped: bool = False
     call: ToolUseBlock | None = None  # set once emitted as a ToolCall
 
@@ -90,8 +97,10 @@ class StreamAccumulator:
             block.text += delta.text
             if delta.text:
                 yield TextDelta(delta.text)
-        elif delta.type == "input_json_delta" and block.kind == "tool_use":
+        elif delta.type == "input_json_delta" and block.kind in ("tool_use", "server_tool_use"):
             block.json += delta.partial_json
+        elif delta.type == "citations_delta" and block.kind == "text":
+            block.citations.append(_as_dict(delta.citation))
         elif delta.type == "thinking_delta" and block.kind == "thinking":
             block.text += delta.thinking
             if delta.thinking:
@@ -109,6 +118,9 @@ class StreamAccumulator:
                 "cache_creation_input_tokens",
             )
         }
+        server = getattr(u, "server_tool_use", None)
+        for name in ("web_search_requests", "web_fetch_requests"):
+            values[name] = getattr(server, name, None)
         # message_delta counts are cumulative: they overwrite; missing ones keep their value.
         self.usage = self.usage.model_copy(
             update={k: v for k, v in values.items() if isinstance(v, int)}
@@ -118,13 +130,18 @@ class StreamAccumulator:
         """Events after the last raw event: late tool calls, then ResponseDone."""
         if not self.started or self.stop_reason is None:
             raise errors.ConnectionFailed("the model's stream ended before the response was done")
-        content: list[TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock] = []
+        content: list[Any] = []
         truncated: str | None = None
         last = max(self.blocks, default=None)
         for index in sorted(self.blocks):
             block = self.blocks[index]
             if block.kind == "text" and block.text:
-                content.append(TextBlock(text=block.text))
+                content.append(TextBlock(text=block.text, citations=block.citations or None))
+            elif block.kind == "server_tool_use":
+                if block.stopped:  # a call cut mid-input is left out with its result
+                    content.append(ServerToolBlock(**_server_use(block)))
+            elif block.kind == "server_result":
+                content.append(ServerToolBlock(**block.raw))
             elif block.kind == "thinking" and block.signature:
                 # unsigned = cut before it was done: the API would refuse it sent back
                 content.append(ThinkingBlock(thinking=block.text, signature=block.signature))
@@ -159,7 +176,29 @@ def _start_block(cb: Any) -> _Block:
                       signature=getattr(cb, "signature", "") or "")
     if cb.type == "redacted_thinking":
         return _Block("redacted_thinking", text=getattr(cb, "data", "") or "")
+    if cb.type == "server_tool_use":
+        return _Block("server_tool_use", tool_id=cb.id, name=cb.name, raw=_as_dict(cb))
+    if cb.type in SERVER_RESULT_TYPES:
+        return _Block("server_result", raw=_as_dict(cb))
     return _Block("other")
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    """An SDK object as the JSON the API sent (unset fields left out)."""
+    if isinstance(obj, dict):
+        return dict(obj)
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict(mode="json")
+    return obj.model_dump(mode="json", exclude_none=True)
+
+
+def _server_use(block: _Block) -> dict[str, Any]:
+    """The server_tool_use block whole, its input parsed from the streamed JSON."""
+    try:
+        value = json.loads(block.json) if block.json.strip() else block.raw.get("input", {})
+    except ValueError:
+        value = {}
+    return {**block.raw, "input": value if isinstance(value, dict) else {}}
 
 
 def _parse_tool(block: _Block) -> ToolUseBlock | None:

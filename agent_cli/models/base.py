@@ -13,16 +13,26 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ..errors import Interrupted
 
 
 class TextBlock(BaseModel):
+    """Text; `citations` (web search / fetch sources) are kept as the API sent them."""
+
     model_config = ConfigDict(defer_build=True)
 
     type: Literal["text"] = "text"
     text: str
+    citations: list[dict[str, Any]] | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_empty(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("citations") is None:
+            data.pop("citations", None)
+        return data
 
 
 # A tool_use whose streamed input was not a JSON object arrives as {INVALID_INPUT_KEY: raw};
@@ -68,8 +78,24 @@ class RedactedThinkingBlock(BaseModel):
     data: str
 
 
+SERVER_RESULT_TYPES = ("web_search_tool_result", "web_fetch_tool_result")
+
+
+class ServerToolBlock(BaseModel):
+    """A tool the API ran itself (web search, web fetch): the `server_tool_use` call and its
+    result block, kept whole and sent back exactly as received (`extra` holds every field)."""
+
+    model_config = ConfigDict(defer_build=True, extra="allow")
+
+    type: Literal["server_tool_use", "web_search_tool_result", "web_fetch_tool_result"]
+
+    def field(self, name: str, default: Any = None) -> Any:
+        return (self.model_extra or {}).get(name, default)
+
+
 Block = Annotated[
-    TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock,
+    TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock
+    | ServerToolBlock,
     Field(discriminator="type"),
 ]
 THINKING_TYPES = (ThinkingBlock, RedactedThinkingBlock)
@@ -112,15 +138,11 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    web_search_requests: int = 0  # server tool uses, priced per use (pricing.json)
+    web_fetch_requests: int = 0
 
     def add(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
-            cache_creation_input_tokens=self.cache_creation_input_tokens
-            + other.cache_creation_input_tokens,
-        )
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
     @property
     def total(self) -> int:
@@ -145,6 +167,8 @@ class ModelRequest(BaseModel):
     messages: list[Message]
     tools: list[ToolSpec] = Field(default_factory=list)
     max_tokens: int = 8192
+    # tools the API runs itself (web_search, web_fetch definitions), offered next to `tools`
+    server_tools: list[dict[str, Any]] = Field(default_factory=list)
     # the Messages API's `thinking` parameter ({"type": "enabled", "budget_tokens": N} or
     # {"type": "adaptive"}); None: no extended thinking (models/thinking.py)
     thinking: dict[str, Any] | None = None

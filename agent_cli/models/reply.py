@@ -21,6 +21,7 @@ from .base import (
     ModelEvent,
     ModelRequest,
     ResponseDone,
+    ServerToolBlock,
     TextBlock,
     TextDelta,
     ThinkingBlock,
@@ -62,6 +63,10 @@ class Reply:
     usage: Usage | Mapping[str, int] | None = None
     id_tag: str = ""
     thinking: str = ""  # sent only to a request with extended thinking on
+    # tools the API ran itself (web search / fetch): their blocks as the API sends them,
+    # before the text; `citations` go on the text block
+    server_blocks: list[dict[str, Any]] = field(default_factory=list)
+    citations: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def stop(self) -> str:
@@ -147,16 +152,17 @@ def play(
 ) -> Iterator[ModelEvent]:
     """Stream `reply` as a Model does; `new_id(reply.id_tag)` names a call that has no id."""
     cancel = cancel or threading.Event()
-    content: list[ThinkingBlock | TextBlock | ToolUseBlock] = []
+    content: list[ThinkingBlock | ServerToolBlock | TextBlock | ToolUseBlock] = []
     if reply.thinking and request.thinking:
         pacing.wait(cancel)
         yield ThinkingDelta(reply.thinking)
         content.append(ThinkingBlock(thinking=reply.thinking, signature="offline"))
+    content += [ServerToolBlock(**b) for b in reply.server_blocks]
     if reply.text:
         for piece in pacing.pieces(reply.text):
             pacing.wait(cancel)
             yield TextDelta(piece)
-        content.append(TextBlock(text=reply.text))
+        content.append(TextBlock(text=reply.text, citations=reply.citations or None))
     for call in reply.tool_calls:
         pacing.wait(cancel)
         block = ToolUseBlock(

@@ -9,6 +9,8 @@ Forms:
   `*` and `?` stay inside one directory, `**` crosses directories.
 - `Read(...)` — accepted for compatibility; read-only tools never ask, so it has no effect.
 - `mcp__server` / `mcp__server__*` — every tool of that MCP server; `mcp__server__tool` — one.
+- `WebSearch`, `WebFetch`, `WebFetch(domain:example.com)` — the API's own web tools
+  (models/web_tools.py): allowed ones are offered to the model, denied domains are blocked.
 
 Which tools a rule covers: an allow rule `Edit(...)` covers edit_file and write_file (any file
 change); `Write(...)` covers write_file only. A deny rule of either family covers both
@@ -28,7 +30,7 @@ from .shell_analysis import ShellAnalysis, analyze
 from .shell_verdict import judge
 
 Family = Literal["Bash", "Write", "Edit", "Read"]
-FAMILIES: tuple[str, ...] = ("Bash", "Write", "Edit", "Read")
+FAMILIES: tuple[str, ...] = ("Bash", "Write", "Edit", "Read", "WebSearch", "WebFetch")
 RULE_RE = re.compile(r"^([A-Za-z]+)(?:\((.*)\))?$", re.DOTALL)
 
 
@@ -198,4 +200,19 @@ def parse_rule(text: object) -> Rule:
         raise InvalidRule(f"invalid rule {text!r}: a rule is one line")
     if family == "Bash":
         return _bash_rule(stripped, spec)
+    if family in ("WebSearch", "WebFetch"):
+        return _web_rule(stripped, family, spec)
     return _path_rule(stripped, family, spec)
+
+
+DOMAIN_RE = re.compile(r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*"
+                       r"[A-Za-z0-9])?)*$")
+
+
+def _web_rule(text: str, family: str, spec: str) -> Rule:
+    """`WebFetch(domain:example.com)`; WebSearch takes no specifier."""
+    domain = spec.removeprefix("domain:").strip().lower()
+    if family == "WebSearch" or not spec.startswith("domain:") or not DOMAIN_RE.match(domain):
+        raise InvalidRule(f"invalid rule {text!r}: write WebSearch alone, and WebFetch alone or "
+                          "as WebFetch(domain:example.com)")
+    return Rule(text, family, domain)

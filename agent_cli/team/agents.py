@@ -56,10 +56,11 @@ def build_agent(
     team_name = rt.roster.team_name
     system = render_prompt(prompt_name, name=name, role=role, team=team_name, workdir=rt.workdir)
     system = compose_system(system, rt, lead=name == LEAD)
+    made = rt.make_model(name, model)
     return Agent(
         Identity(name, role, team_name, rt.workdir),
         system,
-        rt.make_model(name, model),
+        made,
         ToolSet(role_tools + workspace_tools(), extra=rt.mcp.tools if rt.mcp else None),
         gate,
         rt.events,
@@ -68,11 +69,20 @@ def build_agent(
             compact_threshold_tokens=rt.config.compact_threshold_tokens,
             retry=rt.retry_policy(),
             thinking=rt.config.thinking if thinking is True else thinking or None,
+            server_tools=web_tools_of(rt) if getattr(made, "runs_server_tools", False) else None,
         ),
         hooks=rt.hooks,
         extra_identity=extra_identity,
         resume=resume,
     )
+
+
+def web_tools_of(rt: Runtime) -> Callable[[], list[dict[str, Any]]]:
+    """The API's web tools the current rules enable (asked again before every request, so a
+    rule added with /permissions counts at once)."""
+    from ..models.web_tools import offered
+
+    return lambda: offered(rt.policy.rules()).definitions
 
 
 def compose_system(system: str, rt: Runtime, lead: bool) -> str:

@@ -286,6 +286,11 @@ class Team:
             if earlier is not None:  # what the last session's lead took in stays taken
                 self._lead.delivered.load(earlier)
         self.rt.events.subscribe(LeadUsage(self.rt.team_dir, self._lead, this_host()).on_event)
+        if getattr(self._lead.model, "runs_server_tools", False):
+            from ..models.web_tools import offered
+
+            for why in offered(self.rt.policy.rules()).withheld:  # said once, at the start
+                self.rt.events.emit(Notice(LEAD, why, "warning"))
         return self._lead
 
     def _lead_delivered(self, msg_id: str) -> bool:

@@ -241,6 +241,11 @@ class EventView:
                 self._stream = ""
             if event.text.strip():
                 self.print_markdown(event.text)
+            if event.sources:
+                sources = Text("sources:", style="dim")
+                for n, source in enumerate(event.sources, 1):
+                    sources.append(f"\n  [{n}] {source}", style="dim")
+                self.printer.write(render_str(sources, self.width(), self.color))
             self.on_change()
             return True
         if isinstance(event, ToolStarted):

@@ -131,7 +131,7 @@ def test_usage_includes_cache_tokens(stub: StubServer) -> None:
     }
     stub.push(Reply("cached", usage=usage))
     done = collect(model_for(stub).stream(request()))
-    assert done.usage.model_dump() == usage
+    assert done.usage.model_dump(include=set(usage)) == usage
     assert done.usage.total == 1102
 
 

@@ -12,6 +12,8 @@ import json
 from typing import Any
 
 THINKING_KINDS = ("thinking", "redacted_thinking")
+SERVER_TOOL_TYPES = {"web_search_20250305": "web_search", "web_fetch_20250910": "web_fetch"}
+SERVER_RESULTS = ("web_search_tool_result", "web_fetch_tool_result")
 
 
 def sign_thinking(text: str) -> str:
@@ -58,6 +60,13 @@ def _check_tools(tools: Any) -> str | None:
         return "tools: Input should be a valid list"
     seen: set[str] = set()
     for i, tool in enumerate(tools):
+        if isinstance(tool, dict) and "type" in tool:  # a tool the API runs itself
+            if SERVER_TOOL_TYPES.get(tool["type"]) != tool.get("name"):
+                return f"tools.{i}: unknown server tool {tool['type']!r} named {tool.get('name')!r}"
+            if tool.get("allowed_domains") is not None and tool.get("blocked_domains") is not None:
+                return f"tools.{i}: allowed_domains and blocked_domains cannot both be set"
+            seen.add(tool["name"])
+            continue
         name = tool.get("name") if isinstance(tool, dict) else None
         if not isinstance(name, str) or not (0 < len(name) <= 128):
             return f"tools.{i}.name: Field required"
@@ -147,6 +156,10 @@ def _check_blocks(
                     "the previous message."
                 )
             answered.append(tid)
+        elif kind == "server_tool_use" or kind in SERVER_RESULTS:
+            err = _check_server_block(b, blocks, where, role)
+            if err:
+                return err
         elif kind in THINKING_KINDS:
             if role != "assistant":
                 return f"{where}: {kind} blocks are only allowed in assistant messages"
@@ -166,6 +179,22 @@ def _check_blocks(
             "`tool_result` block in the next message."
         )
     return None
+
+
+def _check_server_block(b: dict, blocks: list[dict], where: str, role: str) -> str | None:
+    """A server tool call and its result travel together in one assistant message."""
+    if role != "assistant":
+        return f"{where}: {b['type']} blocks are only allowed in assistant messages"
+    if b["type"] == "server_tool_use":
+        answered = any(x.get("type") in SERVER_RESULTS and x.get("tool_use_id") == b.get("id")
+                       for x in blocks)
+        if not answered:
+            return (f"{where}: `server_tool_use` {b.get('id')} has no result block in the same "
+                    "message")
+        return None
+    used = any(x.get("type") == "server_tool_use" and x.get("id") == b.get("tool_use_id")
+               for x in blocks)
+    return None if used else f"{where}: {b['type']} for an unknown server_tool_use"
 
 
 def _check_thinking(body: dict) -> str | None:

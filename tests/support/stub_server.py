@@ -291,8 +291,13 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 content.append({"type": "thinking", "thinking": reply.thinking,
                                 "signature": sign_thinking(reply.thinking)})
+        offered = {t.get("name") for t in body.get("tools") or [] if "type" in t}
+        content += [b for b in reply.server_blocks if _server_name(b, reply) in offered]
         if reply.text:
-            content.append({"type": "text", "text": reply.text})
+            text = {"type": "text", "text": reply.text}
+            if reply.citations:
+                text["citations"] = reply.citations
+            content.append(text)
         for call in reply.tool_calls:
             inp = call.input if isinstance(call.input, dict) else {}
             content.append(
@@ -328,6 +333,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(_sse("message_start", {"type": "message_start", "message": start}))
         self._chunk(_sse("ping", {"type": "ping"}))
         calls_from = sum(b["type"] != "tool_use" for b in msg["content"])
+        uses = [b.get("name") for b in msg["content"] if b["type"] == "server_tool_use"]
+        if uses:
+            usage = dict(usage, server_tool_use={
+                "web_search_requests": uses.count("web_search"),
+                "web_fetch_requests": uses.count("web_fetch")})
         for index, block in enumerate(msg["content"]):
             self._block(index, block, reply, calls_from)
         if isinstance(item, MidStream):
@@ -340,7 +350,8 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "type": "message_delta",
                     "delta": delta,
-                    "usage": {"output_tokens": usage["output_tokens"]},
+                    "usage": {k: v for k, v in usage.items()
+                              if k in ("output_tokens", "server_tool_use")},
                 },
             )
         )
@@ -348,8 +359,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(b"")
 
     def _block(self, index: int, block: dict, reply: Reply, calls_from: int) -> None:
-        start = {"text": dict(block, text=""), "thinking": dict(block, thinking="", signature=""),
-                 "redacted_thinking": block}.get(block["type"], dict(block, input={}))
+        start = {"text": {"type": "text", "text": ""},
+                 "thinking": dict(block, thinking="", signature=""),
+                 "redacted_thinking": block, "web_search_tool_result": block,
+                 "web_fetch_tool_result": block}.get(block["type"], dict(block, input={}))
         self._chunk(
             _sse(
                 "content_block_start",
@@ -357,7 +370,14 @@ class _Handler(BaseHTTPRequestHandler):
             )
         )
         if block["type"] == "text":
-            pieces = [{"type": "text_delta", "text": p} for p in _split(block["text"])]
+            pieces = [{"type": "citations_delta", "citation": c}
+                      for c in block.get("citations", [])]
+            pieces += [{"type": "text_delta", "text": p} for p in _split(block["text"])]
+        elif block["type"] == "server_tool_use":
+            raw = json.dumps(block["input"])
+            pieces = [{"type": "input_json_delta", "partial_json": p} for p in _split(raw)]
+        elif block["type"] in ("web_search_tool_result", "web_fetch_tool_result"):
+            pieces = []
         elif block["type"] == "thinking":
             pieces = [{"type": "thinking_delta", "thinking": p} for p in _split(block["thinking"])]
             pieces.append({"type": "signature_delta", "signature": block["signature"]})
@@ -410,6 +430,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _error(self, status: int, kind: str, message: str, headers: dict | None = None) -> None:
         self._json(status, {"type": "error", "error": {"type": kind, "message": message}}, headers)
+
+
+def _server_name(block: dict, reply: Reply) -> str | None:
+    """The server tool a block belongs to (a result block: through its server_tool_use)."""
+    if block["type"] == "server_tool_use":
+        return block.get("name")
+    for use in reply.server_blocks:
+        if use["type"] == "server_tool_use" and use.get("id") == block.get("tool_use_id"):
+            return use.get("name")
+    return None
 
 
 def _split(text: str, size: int = 7) -> list[str]:
