@@ -23,17 +23,9 @@ from rich.text import Text
 from ..board import dag, routing
 from ..pricing import PriceTable, combine, member_rows, price_rows
 from .style import agent_style
+from .watch_layout import Panes, budget
 
-TEAM_ROWS_MAX = 8
-EVENT_ROWS = 8  # in a --once frame; a live one shows what fits (at most EVENT_ROWS_MAX)
-EVENT_ROWS_MAX = 15
-MIN_BOARD_ROWS = 3  # one task and the '+N older' line
-
-
-@dataclass
-class Panes:
-    team: bool = True
-    events: bool = True
+EVENT_ROWS = 8  # in a --once frame; a live one shows what fits (see watch_layout)
 
 
 @dataclass(frozen=True)
@@ -346,48 +338,3 @@ def frame(state: Any, workdir: str, prices: PriceTable, height: int | None,
     if panes.events:
         parts.append(events_table(state, event_rows))
     return Group(*parts)
-
-
-def budget(state: Any, height: int, panes: Panes, problems: int) -> tuple[int, int, int]:
-    """Rows for the board, teammates and events so the frame fits `height` with a spare
-    line: the panes get a share, and give rows back until the board has its minimum; rows
-    the board leaves empty go to teammates, then to events."""
-    rows = {"team": min(TEAM_ROWS_MAX, max(1, (height - 12) // 3)),
-            "events": min(EVENT_ROWS_MAX, max(1, (height - 15) // 3))}
-
-    def left() -> int:
-        used = 1 + problems + 2 + 1  # header, problems, the board's head and rule, spare
-        used += team_height(state, rows["team"]) if panes.team else 0
-        used += 2 + max(1, min(len(state.events), rows["events"])) if panes.events else 0
-        return height - used
-
-    while left() < MIN_BOARD_ROWS and (rows["team"] > 1 or rows["events"] > 1):
-        pane = "events" if rows["events"] >= rows["team"] and rows["events"] > 1 else "team"
-        rows[pane] -= 1
-    need = max(MIN_BOARD_ROWS, board_need(state))
-    wants = {"team": len(state.members) if panes.team else 0,
-             "events": min(len(state.events), EVENT_ROWS_MAX) if panes.events else 0}
-    for pane in ("team", "events"):
-        while rows[pane] < wants[pane]:
-            rows[pane] += 1
-            if left() < need:
-                rows[pane] -= 1
-                break
-    return max(MIN_BOARD_ROWS, left()), rows["team"], rows["events"]
-
-
-def board_need(state: Any) -> int:
-    """Rows the board's longest column takes when every task in it is shown."""
-    counts: dict[str, int] = {}
-    for task in state.board.tasks:
-        counts[task.status] = counts.get(task.status, 0) + 1
-    return max(1, 2 * max(counts.values(), default=0))
-
-
-def team_height(state: Any, cap: int) -> int:
-    """Lines the team pane takes (head and rule, lead, members, +more, a note, the total)."""
-    n = len(state.members)
-    lead = 1 if getattr(state, "lead", None) is not None else 0
-    lines = 2 + lead + min(n, cap) + (1 if n > cap else 0)
-    lines += 1 if state.team_problem or not n else 0
-    return lines + (1 if n or lead else 0)

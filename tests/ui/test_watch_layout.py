@@ -78,6 +78,21 @@ def test_teammates_take_the_rows_a_short_board_leaves_empty(workdir: Path, capsy
         assert f"+{mates - len(shown)} more" in text and len(lines) == 23
 
 
+def test_an_overflowing_board_lends_the_rows_it_cannot_use(workdir: Path, capsys) -> None:
+    board = TaskBoard(workdir / ".tasks")
+    for i in range(1, 10):
+        board.complete(board.create(f"job {i}").id, "alice",
+                       board.claim(i, "alice").claim_token, "done")
+    roster = Roster(workdir / ".team")
+    for i in range(6):
+        roster.add(f"mate{i}", "worker")
+    text = frame(workdir, capsys, "--width", "80", "--height", "25")
+    lines = text.splitlines()
+    assert len(lines) < 25
+    assert all(any(line.startswith(f"mate{i} ") for line in lines) for i in range(6))
+    assert "more" not in text and "+6 older" in text  # three tasks shown, as before
+
+
 def test_writes_in_the_same_millisecond_are_shown_in_the_boards_order(
         workdir: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:
     import agent_cli.board.store as store
