@@ -103,9 +103,11 @@ def tail_events(path: str | Path, count: int = EVENTS_SHOWN) -> list[dict[str, A
 def read_worktrees(path: str | Path) -> dict[int, str]:
     """Task id -> "active", "landing" or "refused" for each task a worktree holds, from
     `.agent-cli/worktrees/state.json` (a clone may plant it: only those words are shown)."""
-    try:
-        data = json.loads(read_regular(path, 0, MAX_WORKTREES_BYTES) or b"{}")
-    except ValueError:
+    from ..fsutil import read_state
+
+    try:  # no link followed on the way, no FIFO waited on, a cap on the size
+        data = json.loads(read_state(Path(path), MAX_WORKTREES_BYTES) or b"{}")
+    except (AgentCliError, OSError, ValueError):
         return {}
     tasks = data.get("tasks") if isinstance(data, dict) else None
     if not isinstance(tasks, dict):

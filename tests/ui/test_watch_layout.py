@@ -56,6 +56,13 @@ def test_planted_worktree_records_show_nothing_but_the_known_states(workdir: Pat
     assert "\x1b" not in text and " wt " not in text and "@bob" in text
     records.write_text("{not json")
     assert "@bob" in frame(workdir, capsys, "--width", "120")
+    elsewhere = workdir.parent / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "state.json").write_text(json.dumps({"tasks": {"1": {"status": "active"}}}))
+    records.unlink()
+    records.parent.rmdir()
+    records.parent.symlink_to(elsewhere)  # a planted link: never followed
+    assert " wt " not in frame(workdir, capsys, "--width", "120")
 
 
 @pytest.mark.parametrize("mates", [6, 9])
