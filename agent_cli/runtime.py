@@ -98,6 +98,9 @@ class Runtime:
                                        trust_project=self.config.trust_project_settings)
         if self.settings.local.path.exists():  # whoever wrote it, git must not see it
             self.settings.keep_local_out_of_git()
+        from .repo import keep_state_out_of_git
+
+        keep_state_out_of_git(self.workdir, self.settings.value("commitBoard")[0] is True)
         self.policy = PermissionPolicy(
             self.workdir, layers=self.settings, mode=self.config.permission_mode,
             allow=self.config.allow, deny=self.config.deny,

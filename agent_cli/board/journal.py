@@ -62,6 +62,17 @@ class Journal:
         return {tid for s, ids in entries if s > seq for tid in ids}
 
 
+def write_order(journal: Journal) -> dict[int, int]:
+    """Task id -> the seq of its last write the ring remembers: the order the board
+    committed its recent writes in (timestamps can tie; seqs cannot)."""
+    order: dict[int, int] = {}
+    for item in journal.recent:
+        seq, ids = _parse_item(item)
+        for tid in ids:
+            order[tid] = seq
+    return order
+
+
 def _parse_item(item: str) -> tuple[int, list[int]]:
     seq, _, ids = item.partition(":")
     return int(seq), [int(i) for i in ids.split(",") if i]

@@ -83,10 +83,17 @@ def cmd_clean(args: argparse.Namespace) -> int:
             wt.remove(e.task_id)
         else:
             wt.repo.run("branch", "-D", "-q", e.name)
-        print(f"removed {e.kind} {e.name} ({e.why})")
+        print(f"removed {e.kind} {e.name} ({_was(e)})")
         removed += 1
     print(f"{removed} removed, {kept} kept")
     return 0
+
+
+def _was(entry: Any) -> str:
+    """Why a removed worktree or branch was there, said in the past."""
+    if entry.kind == "branch" and entry.why.startswith("landed"):
+        return "its task landed; it was kept for `agent-cli tasks diff`"
+    return entry.why
 
 
 def where_of(args: argparse.Namespace) -> Any:

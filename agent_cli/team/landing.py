@@ -7,7 +7,8 @@ Under the landing lock (`.agent-cli/landing.lock`, across processes: a merge que
 3. run the task's verify in the worktree on that merged state;
 4. apply base..merged to the main working tree (tree_apply.py); when the main tree changed
    the same lines meanwhile, back to 2.
-Then the board completes the task, the worktree is removed, the branch kept. Each step is
+Then the board completes the task, the worktree is removed, the branch kept (for `tasks
+diff`) unless the landing changed nothing: then it is deleted too. Each step is
 journaled in `.agent-cli/landing.json`: a run killed before step 4 leaves the main tree
 untouched (the next landing or start-up clears the leftovers); killed during step 4, the next
 one finishes it from the journal (landed, never a mix).
@@ -225,8 +226,10 @@ class Landing:
         tid = job["task"]
         files = [f["path"] for f in job.get("files", [])]
         shown = [self._shown(p) for p in files]
+        # a landing that changes nothing keeps no branch: its record diffs base..base
+        merged = job.get("merged") if files else job.get("base")
         self.wt.state.update(tid, status="landed", files=shown, base=job.get("base"),
-                             merged=job.get("merged"), detail="")
+                             merged=merged, detail="")
         landed = Landed(shown, skipped=[self._shown(p) for p in job.get("skipped", [])])
         try:
             done = self.wt.board.complete(tid, job["owner"], job["token"], job["result"],
@@ -237,7 +240,8 @@ class Landing:
             if task.status != "completed" or task.owner != job["owner"]:  # else: done before
                 landed.note = f"the change landed but the board refused the completion: {exc}"
         self._step("complete")
-        problem = self._remove_worktree(tid)  # before the journal goes: a kill is resumed
+        # before the journal goes: a kill is resumed
+        problem = self._remove_worktree(tid, drop_branch=not files)
         self._drop()
         if problem:
             landed.note = (landed.note + "; " if landed.note else "") + problem
@@ -245,10 +249,11 @@ class Landing:
             self._tell_lead(job, landed)
         return landed
 
-    def _remove_worktree(self, tid: int) -> str:
-        """Remove a landed task's worktree; "" or why it was kept (doctor lists the leftover)."""
+    def _remove_worktree(self, tid: int, drop_branch: bool) -> str:
+        """Remove a landed task's worktree (and its branch when the landing changed
+        nothing); "" or why it was kept (doctor lists the leftover)."""
         try:
-            self.wt.remove(tid)
+            self.wt.remove(tid, drop_branch=drop_branch)
         except (GitError, OSError) as exc:  # the change is landed either way
             return f"worktree kept: {exc}"
         return ""

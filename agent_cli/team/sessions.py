@@ -157,16 +157,20 @@ def _user_text(line: str) -> str:
     return ""
 
 
+def _clip(text: str, width: int) -> str:
+    """`text` in at most `width` characters; a cut one ends with an ellipsis."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def session_table(sessions: list[Session]) -> str:
     """`--resume` / `/resume`: one line per session, newest first."""
     if not sessions:
         return "no sessions in this workdir yet"
     lines = [f"{'ID':<23}  {'STARTED (UTC)':<19}  {'TEAM':<24}  LAST PROMPT"]
     for s in sessions:
-        team = ", ".join(s.team) or "-"
-        prompt = last_prompt(s) or "-"
-        prompt = prompt if len(prompt) <= 60 else prompt[:59] + "…"
+        team = _clip(", ".join(s.team) or "-", 24)
+        prompt = _clip(last_prompt(s) or "-", 60)
         started = s.started_at[:19].replace("T", " ")
-        lines.append(f"{s.id:<23}  {started:<19}  {team[:24]:<24}  {prompt}")
+        lines.append(f"{s.id:<23}  {started:<19}  {team:<24}  {prompt}")
     lines.append("resume one with: agent-cli --resume ID  (or -c for the newest)")
     return "\n".join(lines)

@@ -242,11 +242,13 @@ class Worktrees:
         self.repo.run("worktree", "prune")
 
     # ----- after landing ---------------------------------------------------------------
-    def remove(self, task_id: int) -> None:
-        """Remove a landed task's worktree (its branch stays)."""
+    def remove(self, task_id: int, drop_branch: bool = False) -> None:
+        """Remove a landed task's worktree; its branch stays unless `drop_branch`."""
         assert self.repo is not None
         with self.lock.held():
             self._remove(task_id)
+            if drop_branch and self.repo.rev(f"refs/heads/{self.branch(task_id)}"):
+                self.repo.run("branch", "-D", "-q", self.branch(task_id))
 
     def _remove(self, task_id: int) -> None:
         """Move the directory into .agent-cli/trash/ (one rename, however many files),

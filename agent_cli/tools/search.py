@@ -6,6 +6,10 @@ be the directory listed, so a directory swapped for a symlink mid-walk is not en
 opens each file relative to its directory fd with O_NOFOLLOW | O_NONBLOCK and reads only
 regular files: a symlink, FIFO, socket or device in the tree is skipped, never read or
 waited on. Both stop with "interrupted" as soon as the caller's cancel event is set.
+
+Neither lists nor searches git's and agent-cli's own folders (`.git`, `.agent-cli`, `.tasks`,
+`.team`: the repository, worktrees, the board, inboxes and transcripts) unless asked for by
+path: a `path` inside one, or a pattern or glob that names one (`.tasks/*.json`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from ..errors import ToolError
 from .confined import kind_of, locate, not_regular, open_regular
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"})
+# never shown by a wildcard (a worktree's `.git` is a file): only when named
+STATE_DIRS = frozenset({".git", ".agent-cli", ".tasks", ".team"})
 _LEAF = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -61,21 +67,33 @@ def glob_regex(pattern: str) -> tuple[re.Pattern[str], int | None, bool]:
     return re.compile(rx + r"\Z", re.S), None if deep else len(parts), dirs_only
 
 
-def _walk(base_fd: int, cancel: threading.Event, max_depth: int | None
+def named_state_dirs(pattern: str | None) -> frozenset[str]:
+    """The STATE_DIRS a pattern asks for by name (a whole path component, no wildcard)."""
+    return STATE_DIRS.intersection(re.split(r"[/\\]", pattern or ""))
+
+
+def _walk(base_fd: int, cancel: threading.Event, max_depth: int | None,
+          named: frozenset[str] = frozenset()
           ) -> Iterator[tuple[str, list[str], list[str], int]]:
+    """(base-relative dir, its subdirs, its files, its fd): SKIP_DIRS not entered,
+    STATE_DIRS not even listed unless `named`."""
+    hidden = STATE_DIRS - named
+    skipped = SKIP_DIRS - named
     for dirpath, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=base_fd):
         if cancel.is_set():
             raise ToolError("interrupted by the user")
         rel = os.path.normpath(dirpath)
         depth = 0 if rel == "." else rel.count("/") + 1
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
+        dirnames[:] = sorted(d for d in dirnames if d not in skipped and d not in hidden
                              and (max_depth is None or depth + 1 < max_depth))
-        yield ("" if rel == "." else rel + "/"), dirnames, sorted(filenames), dir_fd
+        files = sorted(f for f in filenames if f not in hidden)
+        yield ("" if rel == "." else rel + "/"), dirnames, files, dir_fd
 
 
 def glob_paths(root: Path, base: str, pattern: str, cancel: threading.Event) -> list[str]:
     """Root-relative paths under `base` matching `pattern` (directories end with '/')."""
     regex, max_depth, dirs_only = glob_regex(pattern)
+    hidden = STATE_DIRS - named_state_dirs(pattern)
     with locate(root, base) as loc:
         mode = kind_of(loc)
         if mode is None or not stat.S_ISDIR(mode):
@@ -87,9 +105,12 @@ def glob_paths(root: Path, base: str, pattern: str, cancel: threading.Event) -> 
     try:
         if dirs_only and regex.match(""):
             found.append(prefix or "./")
-        for rel, _dirs, _files, dir_fd in _walk(base_fd, cancel, max_depth):
+        for rel, _dirs, _files, dir_fd in _walk(base_fd, cancel, max_depth,
+                                                named_state_dirs(pattern)):
             with os.scandir(dir_fd) as entries:
                 for entry in entries:
+                    if entry.name in hidden:
+                        continue
                     is_dir = entry.is_dir(follow_symlinks=False)
                     if (dirs_only and not is_dir) or not regex.match(rel + entry.name):
                         continue
@@ -116,7 +137,7 @@ def grep_files(root: Path, base: str, glob: str | None, cancel: threading.Event
         base_fd = os.open(loc.name or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
                           dir_fd=loc.dir_fd)
     try:
-        for rel, _dirs, files, dir_fd in _walk(base_fd, cancel, None):
+        for rel, _dirs, files, dir_fd in _walk(base_fd, cancel, None, named_state_dirs(glob)):
             for name in files:
                 shown = f"{prefix}{rel}{name}"
                 if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(shown, glob)):

@@ -257,14 +257,16 @@ def workspace_tools() -> list[Tool]:
         ),
         Tool(
             "glob",
-            "List files matching a glob pattern, sorted by path.",
+            "List files matching a glob pattern, sorted by path. .git, .agent-cli, "
+            ".tasks and .team are left out unless path or pattern names them.",
             GlobInput,
             glob_files,
             read_only=True,
         ),
         Tool(
             "grep",
-            "Search file contents with a regular expression; prints path:line: text.",
+            "Search file contents with a regular expression; prints path:line: text. "
+            ".git, .agent-cli, .tasks and .team are left out unless path or glob names them.",
             GrepInput,
             grep,
             read_only=True,

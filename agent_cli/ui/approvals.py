@@ -90,9 +90,13 @@ def approval_panel(req: Any, queued: int = 0, why: str = "") -> Panel:
     return Panel(Group(*parts), title=title, title_align="left", border_style="yellow")
 
 
+SUBMIT = "\r"  # in the kept typing: an Enter (a pasted line break is "\n")
+
+
 def choice_bindings(typed: list[str] | None = None) -> KeyBindings:
-    """1/2/3 answer; esc, Ctrl-C and Ctrl-D say no; Enter does nothing. Any other printable
-    key was meant for the prompt the question interrupted: it is kept in `typed`."""
+    """1/2/3 answer; esc, Ctrl-C and Ctrl-D say no. Anything else was meant for the prompt
+    the question interrupted: printable keys, pastes and Enter (as SUBMIT) are kept in
+    `typed`, in order, and never answer."""
     kb = KeyBindings()
     # Digits only: a letter typed by habit must never approve anything.
     for key in ("1", "2", "3"):
@@ -114,9 +118,16 @@ def choice_bindings(typed: list[str] | None = None) -> KeyBindings:
         if typed is not None and event.data.isprintable():
             typed.append(event.data)
 
-    @kb.add("enter")
+    @kb.add(Keys.BracketedPaste)
     def _(event: Any) -> None:
-        pass
+        if typed is not None:
+            text = event.data.replace("\r\n", "\n").replace("\r", "\n")
+            typed.append("".join(c for c in text if c.isprintable() or c in "\n\t"))
+
+    @kb.add("enter")
+    def _(event: Any) -> None:  # a line finished at the question: sent once it is answered
+        if typed is not None:
+            typed.append(SUBMIT)
 
     return kb
 
@@ -131,7 +142,8 @@ class ApprovalPrompter:
         self._typed: list[str] = []  # keys typed at a question that were not an answer
 
     def take_typed(self) -> str:
-        """What the user typed at the questions without answering (then forgotten)."""
+        """What the user typed at the questions without answering (then forgotten); each
+        Enter pressed there is a SUBMIT."""
         text, self._typed = "".join(self._typed), []
         return text
 

@@ -24,7 +24,7 @@ from rich.text import Text
 from ..events import MessageEvent
 from ..team.lead_hooks import LeadHooks
 from . import startup
-from .approvals import ApprovalPrompter, approval_panel, outcome_line
+from .approvals import SUBMIT, ApprovalPrompter, approval_panel, outcome_line
 from .completer import SlashCompleter
 from .lead import LeadRunner
 from .printer import Printer
@@ -298,6 +298,9 @@ class Repl:
         while True:
             self.service_approvals()
             pending += self.prompter.take_typed()  # typing that a question interrupted
+            *finished, pending = pending.split(SUBMIT)
+            if not self._submit_typed(finished):
+                return
             try:
                 result = self.session.prompt(
                     self._message, default=pending, pre_run=self._pre_run
@@ -315,6 +318,17 @@ class Repl:
             pending = ""
             if not self.handle(result):
                 return
+
+    def _submit_typed(self, lines: list[str]) -> bool:
+        """Lines finished with Enter while a question was shown: each is submitted as if
+        typed at the prompt (shown, kept in the history, handled), in order. False: exit."""
+        for line in lines:
+            self.printer.write(PROMPT + line.replace("\n", "\n  "))
+            if line.strip():
+                self.session.history.append_string(line)
+            if not self.handle(line):
+                return False
+        return True
 
     def handle(self, line: str) -> bool:
         """Act on one submitted input; False means exit."""

@@ -118,21 +118,49 @@ class StatusCache:
         return snap
 
 
+@dataclass(frozen=True)
+class Form:
+    """How much the toolbar says: `short` words; teammates "full" (state and task), "marks"
+    (name and state mark) or "count" ("6 teammates: 2 working"); the model and the tokens."""
+
+    short: bool = False
+    mates: str = "full"
+    model: bool = True
+    tokens: bool = True
+    mates_last: bool = False  # the teammates after the mail: what the terminal cuts first
+
+
+# tried in order until one fits: the task counts and the lead's mail are in every form
+FORMS = (Form(), Form(short=True), Form(short=True, mates="marks"),
+         Form(short=True, mates="count"), Form(short=True, mates="count", tokens=False),
+         Form(short=True, mates="count", model=False, tokens=False),
+         Form(short=True, mates="count", model=False, tokens=False, mates_last=True))
+
+
 def toolbar_fragments(
     snap: StatusSnapshot, model: str, mode: str, tokens: int, width: int = 0
 ) -> list[tuple[str, str]]:
-    """prompt_toolkit formatted text for the toolbar (a list of (style, text)); in short words
-    when `width` is known and the long form would not fit, so its end stays visible."""
-    frags = _fragments(snap, model, mode, tokens, short=False)
-    if width and sum(len(text) for _, text in frags) > width:
-        frags = _fragments(snap, model, mode, tokens, short=True)
+    """prompt_toolkit formatted text for the toolbar (a list of (style, text)). When `width`
+    is known, the first of FORMS that fits: shorter words, then teammates as marks, then as a
+    count, then without the tokens and the model, then the count after the mail. The
+    terminal cuts a line's right end, so the task counts and the lead's inbox count are
+    never what goes."""
+    from prompt_toolkit.formatted_text import fragment_list_width
+
+    frags: list[tuple[str, str]] = []
+    for form in FORMS if width else FORMS[:1]:
+        frags = _fragments(snap, model, mode, tokens, form)
+        if not width or fragment_list_width(frags) <= width:
+            break
     return frags
 
 
 def _fragments(
-    snap: StatusSnapshot, model: str, mode: str, tokens: int, short: bool
+    snap: StatusSnapshot, model: str, mode: str, tokens: int, form: Form
 ) -> list[tuple[str, str]]:
-    frags: list[tuple[str, str]] = [("class:tb.model", f" {model} "), ("", " ")]
+    short = form.short
+    frags: list[tuple[str, str]] = [("class:tb.model", f" {model} "), ("", " ")] \
+        if form.model else [("", " ")]
     if mode == "bypassPermissions":
         frags.append(("class:tb.danger", " ⚠ bypassPermissions "))
     else:
@@ -140,27 +168,58 @@ def _fragments(
     if snap.retries.get("lead"):
         frags.append(("class:tb.danger", f"  lead {snap.retries['lead']}"))
     frags.append(("", " │ " if short else "  │ "))
-    if snap.members:
-        for m in snap.members:
-            mark = STATE_MARKS.get(m.status, "?")
-            what = f"#{m.current_task}" if m.current_task else m.status.replace("_", " ")
-            frags += [(agent_ptk_style(m.name) + " bold", m.name), ("", f" {mark} {what}  ")]
-            if snap.retries.get(m.name):
-                frags.append(("class:tb.danger", f"{snap.retries[m.name]}  "))
-    else:
-        frags.append(("class:tb.dim", "no teammates  "))
-    frags.append(("", "│ "))
+    if not form.mates_last:
+        frags += [*_team_fragments(snap, form.mates), ("", "│ ")]
     frags += _task_fragments(snap.counts, short)
     if snap.lead_unread:
         plans = f", {snap.plans_waiting} plan" if snap.plans_waiting else ""
         frags.append(("", " │ " if short else "  │ "))
         frags.append(("class:tb.mail", f"✉ {snap.lead_unread}{plans}" if short
                       else f"✉ {snap.lead_unread} for lead{plans}"))
-    frags.append(("", f" │ {format_tokens(tokens)} " if short
-                  else f"  │ {format_tokens(tokens)} tokens "))
+    if form.mates_last:
+        frags += [("", " │ "), *_team_fragments(snap, form.mates)]
+    if form.tokens:
+        frags.append(("", f" │ {format_tokens(tokens)} " if short
+                      else f"  │ {format_tokens(tokens)} tokens "))
     if snap.error:
         frags.append(("class:tb.danger", f" {snap.error[:60]} "))
     return frags
+
+
+def _team_fragments(snap: StatusSnapshot, mates: str) -> list[tuple[str, str]]:
+    members = snap.members
+    if not members:
+        return [("class:tb.dim", "no teammates  ")]
+    if mates == "count":
+        return _team_count(snap)
+    frags: list[tuple[str, str]] = []
+    for m in members:
+        mark = STATE_MARKS.get(m.status, "?")
+        frags.append((agent_ptk_style(m.name) + " bold", m.name))
+        if mates == "marks":
+            frags.append(("", f" {mark}{' ↻' if snap.retries.get(m.name) else ''}  "))
+            continue
+        what = f"#{m.current_task}" if m.current_task else m.status.replace("_", " ")
+        frags.append(("", f" {mark} {what}  "))
+        if snap.retries.get(m.name):
+            frags.append(("class:tb.danger", f"{snap.retries[m.name]}  "))
+    return frags
+
+
+def _team_count(snap: StatusSnapshot) -> list[tuple[str, str]]:
+    """"6 teammates: 2 working" (", 1 failed", ", 1 retrying" when some are)."""
+    members = snap.members
+    n = len(members)
+    text = f"{n} teammate{'s' if n != 1 else ''}: "
+    text += f"{sum(m.status == 'working' for m in members)} working"
+    frags = [("", text)]
+    failed = sum(m.status == "failed" for m in members)
+    if failed:
+        frags.append(("class:tb.danger", f", {failed} failed"))
+    retrying = sum(1 for m in members if snap.retries.get(m.name))
+    if retrying:
+        frags.append(("class:tb.danger", f", {retrying} retrying"))
+    return [*frags, ("", "  ")]
 
 
 def _task_fragments(c: Counts, short: bool) -> list[tuple[str, str]]:

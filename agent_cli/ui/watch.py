@@ -125,7 +125,7 @@ def run_live(workdir: Path) -> int:
                 now = datetime.now(UTC)
                 if working[0] != source.state.version:
                     working = (source.state.version, in_progress(source.state))
-                key = clock_key(working[1], now)
+                key = clock_key(working[1], now, source.state.worktrees)
                 if redraw or key != last_clock:
                     last_clock = key
                     live.update(frame(source.state, where, prices, console.size.height,

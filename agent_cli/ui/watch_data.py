@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..board.journal import read_stamp
+from ..board.journal import read_journal, read_stamp, write_order
 from ..board.models import BoardSnapshot
 from ..errors import AgentCliError
 from ..names import LEAD
@@ -29,6 +29,7 @@ from ..names import LEAD
 EVENTS_SHOWN = 15
 TAIL_BYTES = 32768
 MAX_INBOX_BYTES = 8 * 1024 * 1024
+MAX_WORKTREES_BYTES = 8_000_000  # the worktree records' own cap
 RESCAN_S = 30.0  # look for hand edits (they do not move the stamp) this often
 LIVENESS_S = 1.0
 
@@ -51,6 +52,8 @@ class WatchState:
     lead_unread: int = 0
     lead: dict[str, Any] | None = None  # .team/lead_usage.json: the lead's ledger, pid, host
     lead_alive: bool = False
+    written: dict[int, int] = field(default_factory=dict)  # task id -> its last board write
+    worktrees: dict[int, str] = field(default_factory=dict)  # task id -> its worktree's state
     version: int = 0  # bumped on every change
 
 
@@ -97,6 +100,23 @@ def tail_events(path: str | Path, count: int = EVENTS_SHOWN) -> list[dict[str, A
     return list(reversed(records))
 
 
+def read_worktrees(path: str | Path) -> dict[int, str]:
+    """Task id -> "active", "landing" or "refused" for each task a worktree holds, from
+    `.agent-cli/worktrees/state.json` (a clone may plant it: only those words are shown)."""
+    from ..fsutil import read_state
+
+    try:  # no link followed on the way, no FIFO waited on, a cap on the size
+        data = json.loads(read_state(Path(path), MAX_WORKTREES_BYTES) or b"{}")
+    except (AgentCliError, OSError, ValueError):
+        return {}
+    tasks = data.get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, dict):
+        return {}
+    return {int(key): rec["status"] for key, rec in tasks.items()
+            if key.isascii() and key.isdigit() and isinstance(rec, dict)
+            and rec.get("status") in ("active", "landing", "refused")}
+
+
 def count_unread(inbox: str | Path, cursor: str | Path) -> int:
     """Complete lines after the reader's cursor: the messages nobody has taken in yet."""
     try:
@@ -134,6 +154,7 @@ class WatchSource:
             "inbox": str(inbox / f"{LEAD}.jsonl"),
             "cursor": str(inbox / f"{LEAD}.cursor"),
             "lead": str(self.team_dir / "lead_usage.json"),
+            "worktrees": str(workdir / ".agent-cli" / "worktrees" / "state.json"),
         }
 
     def poll(self) -> bool:
@@ -156,6 +177,9 @@ class WatchSource:
             from ..team.lead_usage import read_lead_usage
 
             changed |= self._set("lead", read_lead_usage(self.team_dir))
+        if self._moved("worktrees"):
+            changed |= self._set("worktrees", self._safe(read_worktrees, paths["worktrees"],
+                                                         default={}))
         if self._moved("events"):
             changed |= self._set("events", self._safe(tail_events, paths["events"], default=[]))
         if self._moved("inbox") | self._moved("cursor"):
@@ -191,6 +215,9 @@ class WatchSource:
         except (AgentCliError, OSError) as exc:
             snap, error = self.state.board, f"cannot read the board: {exc}"
         changed = snap is not self.state.board or error != self.state.board_error
+        if changed:
+            journal = read_journal(self.tasks_dir / ".stamp")
+            self.state.written = write_order(journal) if journal else {}
         self.state.board, self.state.board_error = snap, error
         return changed
 

@@ -23,17 +23,9 @@ from rich.text import Text
 from ..board import dag, routing
 from ..pricing import PriceTable, combine, member_rows, price_rows
 from .style import agent_style
+from .watch_layout import Panes, budget
 
-TEAM_ROWS_MAX = 8
-EVENT_ROWS = 8  # in a --once frame; a live one shows what fits (at most EVENT_ROWS_MAX)
-EVENT_ROWS_MAX = 15
-MIN_BOARD_ROWS = 3  # one task and the '+N older' line
-
-
-@dataclass
-class Panes:
-    team: bool = True
-    events: bool = True
+EVENT_ROWS = 8  # in a --once frame; a live one shows what fits (see watch_layout)
 
 
 @dataclass(frozen=True)
@@ -76,10 +68,16 @@ def in_progress(state: Any) -> list[Any]:
     return [t for t in state.board.tasks if t.status == "in_progress"]
 
 
-def clock_key(working: list[Any], now: datetime) -> tuple:
+def _trees(state: Any) -> dict[int, str]:
+    return getattr(state, "worktrees", None) or {}
+
+
+def clock_key(working: list[Any], now: datetime, trees: dict[int, str] | None = None) -> tuple:
     """Everything in a frame that changes with time alone (`working`: the in-progress
     tasks): redraw only when it differs."""
-    return (now.strftime("%H:%M"), tuple(progress_entry(t, now).detail.plain for t in working))
+    trees = trees or {}
+    return (now.strftime("%H:%M"),
+            tuple(progress_entry(t, now, trees.get(t.id, "")).detail.plain for t in working))
 
 
 def _first_line(text: str | None) -> str:
@@ -105,7 +103,8 @@ def pending_entry(task: Any, tasks: dict[int, Any]) -> Entry:
     return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
 
 
-def progress_entry(task: Any, now: datetime) -> Entry:
+def progress_entry(task: Any, now: datetime, tree: str = "") -> Entry:
+    """`tree`: the state of the task's worktree ("active", "landing", "refused"), if any."""
     detail = _owner(task.owner)
     detail.append(f" {ago(task.claimed_at, now)}", style="yellow")
     lease = parse_time(getattr(task, "lease_expires_at", None))
@@ -115,9 +114,13 @@ def progress_entry(task: Any, now: datetime) -> Entry:
             detail.append(f" lease {span(left)} left", style="dim")
         else:
             detail.append(f" lease expired {span(-left)} ago", style="bold red")
-    tree = _worktree_text(getattr(task, "worktree", None))
-    if tree:
-        detail.append(f" wt {tree}", style="dim")
+    where = _worktree_text(getattr(task, "worktree", None)) or (f"task-{task.id}" if tree
+                                                                else "")
+    if where:
+        detail.append(f" wt {where}", style="dim")
+    if tree in ("landing", "refused"):
+        detail.append(f" {'landing' if tree == 'landing' else 'landing refused'}",
+                      style="magenta" if tree == "landing" else "red")
     return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
 
 
@@ -139,13 +142,16 @@ def done_entry(task: Any) -> Entry:
     return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
 
 
-def fit(tasks: list[Any], rows: int | None) -> tuple[list[Any], int]:
+def fit(tasks: list[Any], rows: int | None,
+        written: dict[int, int] | None = None) -> tuple[list[Any], int]:
     """The tasks to show in `rows` lines (two lines each) and how many are hidden: by id
-    when all fit, else the most recently changed first."""
+    when all fit, else the most recently changed first. Two writes in one millisecond have
+    equal times: `written` (task id -> the board's write seq) orders them as committed."""
     if rows is None or 2 * len(tasks) <= rows:
         return sorted(tasks, key=lambda t: t.id), 0
+    order = written or {}
     keep = max(0, (rows - 1) // 2)
-    newest = heapq.nlargest(keep, tasks, key=lambda t: (t.updated_at, t.id))
+    newest = heapq.nlargest(keep, tasks, key=lambda t: (t.updated_at, order.get(t.id, -1), t.id))
     return newest, len(tasks) - keep
 
 
@@ -156,8 +162,10 @@ def board_table(state: Any, rows: int | None, now: datetime) -> Table:
                for name, status in (("pending", "pending"), ("in progress", "in_progress"),
                                     ("completed", "completed"))}
     blocked = sum(1 for t in columns["pending"] if dag.waiting_on(t, tasks))
+    trees = _trees(state)
     makers = {"pending": lambda t: pending_entry(t, tasks),
-              "in progress": lambda t: progress_entry(t, now), "completed": done_entry}
+              "in progress": lambda t: progress_entry(t, now, trees.get(t.id, "")),
+              "completed": done_entry}
     table = Table(box=box.SIMPLE_HEAD, expand=True, show_edge=False, pad_edge=False,
                   padding=(0, 1))
     styles = {"pending": "bold", "in progress": "bold yellow", "completed": "bold green"}
@@ -167,7 +175,7 @@ def board_table(state: Any, rows: int | None, now: datetime) -> Table:
         head += f", {blocked} blocked)" if name == "pending" and blocked else ")"
         table.add_column(Text(head, style=styles[name]), ratio=1, no_wrap=True,
                          overflow="ellipsis")
-        shown, hidden = fit(column, rows)
+        shown, hidden = fit(column, rows, getattr(state, "written", None))
         lines: list[Text] = []
         for e in map(makers[name], shown):  # entries only for what is shown
             lines += [e.title, Text("  ").append_text(e.detail)]
@@ -330,32 +338,3 @@ def frame(state: Any, workdir: str, prices: PriceTable, height: int | None,
     if panes.events:
         parts.append(events_table(state, event_rows))
     return Group(*parts)
-
-
-def budget(state: Any, height: int, panes: Panes, problems: int) -> tuple[int, int, int]:
-    """Rows for the board, teammates and events so the frame fits `height` with a spare
-    line: the panes get a share, and give rows back until the board has its minimum."""
-    team_rows = min(TEAM_ROWS_MAX, max(1, (height - 12) // 3))
-    event_rows = min(EVENT_ROWS_MAX, max(1, (height - 15) // 3))
-
-    def left() -> int:
-        used = 1 + problems + 2 + 1  # header, problems, the board's head and rule, spare
-        used += team_height(state, team_rows) if panes.team else 0
-        used += 2 + max(1, min(len(state.events), event_rows)) if panes.events else 0
-        return height - used
-
-    while left() < MIN_BOARD_ROWS and (team_rows > 1 or event_rows > 1):
-        if event_rows >= team_rows and event_rows > 1:
-            event_rows -= 1
-        else:
-            team_rows -= 1
-    return max(MIN_BOARD_ROWS, left()), team_rows, event_rows
-
-
-def team_height(state: Any, cap: int) -> int:
-    """Lines the team pane takes (head and rule, lead, members, +more, a note, the total)."""
-    n = len(state.members)
-    lead = 1 if getattr(state, "lead", None) is not None else 0
-    lines = 2 + lead + min(n, cap) + (1 if n > cap else 0)
-    lines += 1 if state.team_problem or not n else 0
-    return lines + (1 if n or lead else 0)

@@ -71,7 +71,8 @@ def test_list_diff_doctor_and_clean(workdir, capsys):
 
     code, out = _run(capsys, workdir, "tasks", "clean-worktrees", "--force", "--branches")
     assert code == 0 and "removed worktree .agent-cli/worktrees/task-3" in out
-    assert "removed branch agent-cli/task-1" in out
+    assert ("removed branch agent-cli/task-1 (its task landed; it was kept for "
+            "`agent-cli tasks diff`)") in out
     assert not rt.worktrees.path(3).exists() and rt.worktrees.path(2).exists()
 
 
@@ -135,3 +136,23 @@ def test_landing_from_the_command_line_asks_before_a_model_written_verify(workdi
     records = [r for r in rt.audit.entries() if r["tool"] == "verify"]
     assert [(r["decision"], r["verify_set_by"]) for r in records] == [
         ("deny", "alice"), ("allow", "alice")]
+
+
+def test_a_landing_that_changes_nothing_leaves_no_branch(workdir, capsys):
+    git_repo(workdir, {"f.txt": "one\n"})
+    rt = Runtime.open(workdir, RuntimeConfig())
+    empty, edit = (rt.board.claim(rt.board.create(s).id, who)
+                   for s, who in (("look", "bob"), ("edit", "carol")))
+    for t in (empty, edit):
+        rt.worktrees.prepare(t, t.owner)
+    (rt.worktrees.path(edit.id) / "f.txt").write_text("two\n")
+    for t in (empty, edit):
+        rt.worktrees.landing.land(t, t.owner, t.claim_token, "done")
+    branches = git(workdir, "branch", "--list", "agent-cli/*").split()
+    assert branches == ["agent-cli/task-2"]  # only the task that changed a file keeps one
+    code, out = _run(capsys, workdir, "tasks", "diff", "1")
+    assert code == 0 and "task #1 changes nothing" in out
+    code, out = _run(capsys, workdir, "tasks", "list")
+    assert "landed (no changes)" in out and "landed (1 file)" in out
+    code, out = _run(capsys, workdir, "tasks", "doctor")
+    assert "task #1" not in out and "agent-cli/task-2 (task #2): landed" in out

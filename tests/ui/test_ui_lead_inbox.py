@@ -102,19 +102,29 @@ def test_a_narrow_toolbar_keeps_the_mail_and_tokens_on_screen() -> None:
 
 
 def test_typing_that_a_question_interrupts_comes_back_in_the_prompt(workdir: Path) -> None:
+    """Lines finished with Enter at the question are submitted in order once it is
+    answered; the unfinished rest comes back in the prompt."""
     from support.repl_harness import ask_from_thread
 
-    rt, model = make_runtime(workdir, {"lead": [Reply("Noted.")]})
+    rt, model = make_runtime(workdir, {"lead": [Reply("Noted."), Reply("Noted again.")]})
     h = Harness(rt).start()
     try:
         h.type_into_prompt("half")
         asker, box = ask_from_thread(rt, "alice", "make")
         h.screen.wait_for("alice wants to run `make`")
-        h.send(" a thought\r1")  # letters and Enter never answer; 1 does
+        h.send(" a thought\r/tasks\r/team\rnext")  # letters and Enter never answer
+        h.send("1")
         asker.join(WAIT)
         assert box["decision"].allowed
-        h.send(" -- sent\r")
-        h.screen.wait_for("Noted.")
-        assert model.requests[-1].messages[-1].text().endswith("half a thought -- sent")
+        text = h.screen.wait_for("Noted.")
+        after = text[text.index("alice allowed"):]
+        assert after.index("> half a thought") < after.index("> /tasks") < after.index("> /team")
+        h.screen.wait_for("No teammates yet")  # /team ran
+        assert model.requests[-1].messages[-1].text() == "half a thought"
+        h.send(" one\r")
+        h.screen.wait_for("Noted again.")
+        assert model.requests[-1].messages[-1].text().endswith("next one")
+        history = list(h.repl.session.history.get_strings())
+        assert history[-4:] == ["half a thought", "/tasks", "/team", "next one"]
     finally:
         h.quit()
