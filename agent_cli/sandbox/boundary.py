@@ -35,10 +35,11 @@ GLOB_CHARS = "*?["
 
 @dataclass
 class Boundary:
-    """Mounts, lowest first: `writable` then `readonly` then `hidden`; `unenforced` lists
+    """Mounts, lowest first: `visible`, `writable`, `readonly`, `hidden`; `unenforced` lists
     denyRead / Read(...) patterns the sandbox cannot hide (said by /sandbox)."""
 
     workspace: Path
+    visible: list[Path] = field(default_factory=list)  # under /tmp: bound back, read-only
     writable: list[Path] = field(default_factory=list)
     readonly: list[Path] = field(default_factory=list)
     hidden: list[Path] = field(default_factory=list)
@@ -89,6 +90,9 @@ def build_boundary(
     ws = _real(workspace)
     box = Boundary(ws, domains=settings.allowed_domains)
     box.writable.append(ws)
+    main = _real(workdir)
+    if Path("/tmp") in main.parents:  # the private /tmp would hide the main tree
+        box.visible.append(main)
     for text in settings.allow_write:
         path = expand_path(text, workdir)
         if path.exists() and path not in box.writable:

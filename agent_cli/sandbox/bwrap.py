@@ -7,7 +7,8 @@ paths covered (a directory by an empty tmpfs, a file by /dev/null). Deeper mount
 so a teammate's worktree under the read-only `.agent-cli/` stays writable. Namespaces: PID,
 network (none, or only the proxy's socket), IPC, UTS, cgroup; a new session (no TIOCSTI
 into the user's terminal); every capability dropped (bubblewrap also sets no-new-privileges);
-the command dies with agent-cli. Inside, `ulimit -u` caps the process count.
+the command dies with agent-cli. Inside, `ulimit -u` caps the process count. A workdir
+under /tmp is bound back (read-only) over the private /tmp, so a teammate still sees it.
 """
 
 from __future__ import annotations
@@ -82,8 +83,9 @@ def bwrap_argv(box: Boundary, command: str, cwd: Path, *, bwrap: str = "bwrap",
     argv = [bwrap, "--ro-bind", "/", "/", "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc",
             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
             "--unshare-cgroup-try", "--new-session", "--die-with-parent", "--cap-drop", "ALL"]
-    mounts = [(p, "--bind") for p in box.writable] + [(p, "--ro-bind") for p in box.readonly]
-    for path, how in sorted(mounts, key=lambda m: _depth(m[0])):  # stable: rw before ro
+    mounts = ([(p, "--ro-bind") for p in box.visible] + [(p, "--bind") for p in box.writable]
+              + [(p, "--ro-bind") for p in box.readonly])
+    for path, how in sorted(mounts, key=lambda m: _depth(m[0])):  # stable: in that order
         argv += [how, str(path), str(path)]
     for path in box.hidden:
         if path.is_dir():
