@@ -21,6 +21,7 @@ from . import tables
 from .hooks_view import cmd_hooks
 from .memory_view import cmd_memory
 from .render import UiSettings
+from .sandbox_view import cmd_sandbox
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
@@ -308,6 +309,8 @@ COMMANDS: dict[str, Command] = {
         Command("/memory", "/memory", "project memory files loaded (AGENTS.md, CLAUDE.md)",
                 cmd_memory),
         Command("/hooks", "/hooks", "hooks configured in the settings layers", cmd_hooks),
+        Command("/sandbox", "/sandbox", "the OS sandbox: available, mode, each agent's "
+                "boundary", cmd_sandbox),
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
         Command("/cost", "/cost", "tokens and dollars per agent and in total", cmd_cost),
         Command("/mcp", "/mcp", "MCP servers: state and tools", cmd_mcp),
