@@ -131,7 +131,8 @@ class Runtime:
                     if e.effect == "deny" and e.parsed.family == "Read" and e.parsed.spec]
 
         return Sandbox(self.sandbox_settings(), self.workdir, deny_reads,
-                       proxy_factory=self._start_proxy)
+                       proxy_factory=self._start_proxy,
+                       interactive=lambda: self.broker.ui_attached)
 
     def _start_proxy(self, domains: tuple[str, ...]):  # -> sandbox.proxy.DomainProxy
         from .sandbox.proxy import DomainProxy
@@ -141,7 +142,7 @@ class Runtime:
     def _ask_domain(self, host: str) -> str:
         """The first request to a domain allowedDomains does not name: ask the human
         ("once", "always", "deny"); headless: deny (sandbox/proxy.py)."""
-        from .sandbox.domains import ask_domain
+        from .permissions.sandbox_domains import ask_domain
 
         return ask_domain(self.broker, self.settings, host)
 

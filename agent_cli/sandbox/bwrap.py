@@ -22,7 +22,7 @@ from pathlib import Path
 from .boundary import Boundary
 
 PROXY_PORT = 3128  # the in-sandbox forwarder listens on 127.0.0.1:PROXY_PORT
-PROXY_SOCKET = "/run/agent-cli-proxy.sock"  # where the host proxy's socket appears inside
+PROXY_SOCKET = "/tmp/.agent-cli-proxy.sock"  # the host proxy's socket, inside (private /tmp)
 EXTRA_PROCS = 1024  # processes a command may add to what is running now
 INSTALL_HINT = "sudo apt-get install bubblewrap"
 

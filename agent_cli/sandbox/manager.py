@@ -50,13 +50,17 @@ class Sandbox:
         deny_read_rules: Callable[[], list[str]] = list,
         availability: Availability | None = None,
         proxy_factory: Callable[[tuple[str, ...]], object] | None = None,
+        interactive: Callable[[], bool] = lambda: False,
     ) -> None:
+        """`interactive()`: a human can answer now (the REPL): a command then gets the
+        proxy even with no allowedDomains, and its first request to a domain asks."""
         self.settings = settings
         self.workdir = Path(workdir)
         self.deny_read_rules = deny_read_rules
         self._availability = availability
         self._lock = threading.Lock()
         self.proxy_factory = proxy_factory
+        self.interactive = interactive
         self._proxy = None
 
     # ----- state ------------------------------------------------------------------------
@@ -108,21 +112,27 @@ class Sandbox:
     def wrap(self, command: str, workspace: Path, cwd: Path) -> Wrapped:
         """The argv and environment that run `command` inside `workspace`'s boundary."""
         box = self.boundary(workspace)
-        proxy = self.proxy() if box.domains else None
+        proxy = self.proxy() if box.domains or self.interactive() else None
         if proxy is None:
             argv = bwrap_argv(box, command, cwd)
             return Wrapped(argv, sandbox_env(), box)
         session = proxy.session()  # type: ignore[attr-defined]
-        argv = bwrap_argv(box, command, cwd, proxy_socket=proxy.socket_path,  # type: ignore[attr-defined]
+        argv = bwrap_argv(box, command, cwd, proxy_socket=session.path,
                           forwarder=forwarder_argv())
         return Wrapped(argv, sandbox_env(proxied=True), box, session.blocked, session.close)
 
     def proxy(self) -> object | None:
-        """The filtering proxy for allowedDomains, started at first use."""
+        """The filtering proxy for allowedDomains, started at first use (the settings'
+        domains at that time; the human's "always" answers join it)."""
         with self._lock:
             if self._proxy is None and self.proxy_factory is not None:
                 self._proxy = self.proxy_factory(self.settings.allowed_domains)
             return self._proxy
+
+    def update(self, settings: SandboxSettings) -> None:
+        """New settings (the human trusted the project's): the proxy restarts with them."""
+        self.settings = settings
+        self.close()
 
     def close(self) -> None:
         with self._lock:

@@ -70,7 +70,7 @@ def ask_project_settings(runtime: Any, question: Callable[[Text, str], bool]) ->
     runtime.held_hooks = None
     runtime.policy.apply_trusted(held)
     if getattr(runtime, "sandbox", None) is not None:
-        runtime.sandbox.settings = runtime.sandbox_settings()  # now with the trusted parts
+        runtime.sandbox.update(runtime.sandbox_settings())  # now with the trusted parts
     if hooks is not None:
         runtime.hooks.add(hooks.specs)
     _apply_mode(runtime)

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tests.support.sandbox import outside_dir
+from tests.support.sandbox import RecordingServer, outside_dir
 
 
 @pytest.fixture
@@ -15,3 +15,11 @@ def outside():
     path = outside_dir()
     yield path
     shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def loopback():
+    """A loopback HTTP server recording what reaches it."""
+    server = RecordingServer()
+    yield server
+    server.close()

@@ -5,40 +5,14 @@ running after the command; no keystroke reaches the terminal."""
 
 from __future__ import annotations
 
-import http.server
 import os
 import pty
 import subprocess
 import sys
-import threading
 import time
 import uuid
 
-import pytest
-
 from tests.support.sandbox import Shell, need_bwrap, sandboxed_runtime
-
-
-@pytest.fixture
-def loopback():
-    """An HTTP server on 127.0.0.1 that records every request path it receives."""
-    seen: list[str] = []
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - the stdlib's name
-            seen.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"secret-from-loopback")
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield server.server_address[1], seen
-    server.shutdown()
-    server.server_close()
 
 
 def test_deny_read_rules_and_credential_stores_are_hidden(workdir, cleanup, outside,
@@ -68,7 +42,7 @@ def test_deny_read_rules_and_credential_stores_are_hidden(workdir, cleanup, outs
 
 def test_no_network_a_loopback_server_receives_nothing(workdir, cleanup, loopback):
     need_bwrap()
-    port, seen = loopback
+    port, seen = loopback.port, loopback.seen
     rt = sandboxed_runtime(workdir)
     cleanup(rt)
     fetch = (f"{sys.executable} -c \"import urllib.request as u; "

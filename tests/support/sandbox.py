@@ -69,3 +69,32 @@ def outside_dir() -> Path:
 
     base = "/var/tmp" if os.access("/var/tmp", os.W_OK) else str(Path.home())
     return Path(tempfile.mkdtemp(prefix="agent-cli-outside-", dir=base))
+
+
+class RecordingServer:
+    """An HTTP server on 127.0.0.1 (a free port) that records every request path."""
+
+    def __init__(self) -> None:
+        import http.server
+        import threading
+
+        self.seen: list[str] = []
+        seen = self.seen
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the standard library's name
+                seen.append(self.path)
+                self.send_response(200)
+                self.end_headers()
+                self.wfile.write(b"secret-from-loopback")
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
