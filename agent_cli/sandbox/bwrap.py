@@ -39,6 +39,11 @@ def probe(bwrap: str | None = None) -> Availability:
     work): one real `bwrap ... true`."""
     import sys
 
+    if sys.platform.startswith("win"):
+        return Availability(False, "the sandbox is not supported on Windows")
+    if sys.platform == "darwin":
+        return Availability(False, "macOS: the sandbox-exec profile is generated "
+                            "(sandbox/seatbelt.py) but does not run commands yet")
     if not sys.platform.startswith("linux"):
         return Availability(False, f"no sandbox on {sys.platform} (Linux uses bubblewrap)")
     path = bwrap or shutil.which("bwrap")

@@ -171,9 +171,3 @@ def forwarder_argv() -> list[str]:
     script = Path(__file__).with_name("forwarder.py")
     return [sys.executable, "-I", "-S", str(script)]
 
-
-def unsupported_platform() -> str:
-    """The one line said on a platform with no sandbox at all ("" on Linux and macOS)."""
-    if sys.platform.startswith("win"):
-        return "the sandbox is not supported on Windows"
-    return ""
