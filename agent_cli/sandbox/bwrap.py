@@ -100,11 +100,11 @@ def bwrap_argv(box: Boundary, command: str, cwd: Path, *, bwrap: str = "bwrap",
     if proxy_socket is not None:
         argv += ["--bind", str(proxy_socket), PROXY_SOCKET]
     argv += ["--chdir", str(cwd), "--"]
-    limit = process_limit()
-    inner = f'ulimit -u {limit} 2>/dev/null || exit 126; exec bash -c "$1"'
+    # On the command's own first line (line numbers in its errors stay right), one exec less.
+    inner = f"ulimit -u {process_limit()} 2>/dev/null || exit 126; {command}"
     if forwarder:
-        return [*argv, *forwarder, "--", "bash", "-c", inner, "agent-cli-sandbox", command]
-    return [*argv, "bash", "-c", inner, "agent-cli-sandbox", command]
+        return [*argv, *forwarder, "--", "bash", "-c", inner]
+    return [*argv, "bash", "-c", inner]
 
 
 def sandbox_env(base: dict[str, str] | None = None, proxied: bool = False) -> dict[str, str]:
