@@ -5,8 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
-from tests.support.sandbox import RecordingServer, outside_dir
+from support.sandbox import RecordingServer, outside_dir
 
 
 @pytest.fixture

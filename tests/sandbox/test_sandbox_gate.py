@@ -5,10 +5,11 @@ runs nothing. Effects are checked on disk and in the audit log."""
 
 from __future__ import annotations
 
+from support.sandbox import Shell, need_bwrap, sandboxed_runtime
+from support.team import FakeHuman
+
 from agent_cli.permissions.audit import AuditLog
 from agent_cli.sandbox.bwrap import Availability
-from tests.support.sandbox import Shell, need_bwrap, sandboxed_runtime
-from tests.support.team import FakeHuman
 
 
 def _audit(rt) -> list[dict]:

@@ -4,11 +4,24 @@ workspace even where the parser is fooled."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import zipfile
+from pathlib import Path
 
-from tests.permissions.test_permissions_deny_attacks import RM_SPELLINGS, V
-from tests.support.sandbox import Shell, need_bwrap, sandboxed_runtime
+from support.sandbox import Shell, need_bwrap, sandboxed_runtime
+
+
+def _deny_attacks():
+    """The deny-rule bypass table of the permissions tests (one list for both suites)."""
+    path = Path(__file__).parents[1] / "permissions" / "test_permissions_deny_attacks.py"
+    spec = importlib.util.spec_from_file_location("deny_attack_table", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.RM_SPELLINGS, module.V
+
+
+RM_SPELLINGS, V = _deny_attacks()
 
 
 def _wheel(path) -> None:

@@ -12,7 +12,7 @@ import sys
 import time
 import uuid
 
-from tests.support.sandbox import Shell, need_bwrap, sandboxed_runtime
+from support.sandbox import Shell, need_bwrap, sandboxed_runtime
 
 
 def test_deny_read_rules_and_credential_stores_are_hidden(workdir, cleanup, outside,

@@ -8,9 +8,10 @@ from __future__ import annotations
 import json
 import sys
 
+from support.sandbox import RecordingServer, Shell, need_bwrap, sandboxed_runtime
+from support.team import FakeHuman
+
 from agent_cli.sandbox.proxy import domain_allowed
-from tests.support.sandbox import RecordingServer, Shell, need_bwrap, sandboxed_runtime
-from tests.support.team import FakeHuman
 
 GET = (f"{sys.executable} -c \"import sys, urllib.request as u; "
        "print(u.urlopen(sys.argv[1], timeout=10).read().decode())\"")

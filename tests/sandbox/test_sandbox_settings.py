@@ -4,10 +4,10 @@ turn the sandbox on (narrowing) but its widening parts wait for the human's trus
 from __future__ import annotations
 
 import pytest
+from support.sandbox import write_settings
 
 from agent_cli.permissions.layers import SettingsLayers
 from agent_cli.sandbox.config import SandboxSettingsError, resolve
-from tests.support.sandbox import write_settings
 
 FULL = {"enabled": True, "autoAllowBashIfSandboxed": True, "allowUnsandboxedCommands": False,
         "failIfUnavailable": True, "excludedCommands": ["docker"],

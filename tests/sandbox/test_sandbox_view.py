@@ -7,6 +7,7 @@ import io
 from types import SimpleNamespace
 
 from rich.console import Console
+from support.sandbox import need_bwrap, sandboxed_runtime
 
 from agent_cli.events import Notice
 from agent_cli.runtime import Runtime, RuntimeConfig
@@ -14,7 +15,6 @@ from agent_cli.sandbox.bwrap import Availability
 from agent_cli.team.lead_hooks import LeadHooks
 from agent_cli.ui.slash import dispatch
 from agent_cli.ui.startup import banner
-from tests.support.sandbox import need_bwrap, sandboxed_runtime
 
 
 def _slash(rt, line: str) -> str:

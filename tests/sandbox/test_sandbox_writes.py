@@ -9,8 +9,7 @@ import os
 import subprocess
 
 import pytest
-
-from tests.support.sandbox import Shell, need_bwrap, sandboxed_runtime
+from support.sandbox import Shell, need_bwrap, sandboxed_runtime
 
 WT = ".agent-cli/worktrees"
 
