@@ -54,7 +54,7 @@ def test_no_network_a_loopback_server_receives_nothing(workdir, cleanup, loopbac
     assert "[sandbox: network access refused by the sandbox: it has no network" in out.content
 
 
-def test_agent_cli_is_invisible_and_unkillable(workdir, cleanup):
+def test_agent_cli_is_invisible_unkillable_and_untraceable(workdir, cleanup):
     need_bwrap()
     rt = sandboxed_runtime(workdir)
     cleanup(rt)
@@ -64,6 +64,9 @@ def test_agent_cli_is_invisible_and_unkillable(workdir, cleanup):
     assert "No such process" in out.content
     count = int(out.content.strip().splitlines()[-2])
     assert count < 8, out.content  # only the sandbox's own processes are visible
+    attach = (f"{sys.executable} -c \"import ctypes, os; libc = ctypes.CDLL(None, "
+              f"use_errno=True); print(libc.ptrace(16, {me}, 0, 0), ctypes.get_errno())\"")
+    assert Shell(rt)(attach).content.startswith("-1 3\n")  # PTRACE_ATTACH: ESRCH, no such pid
     os.kill(me, 0)  # still here, never stopped
 
 
