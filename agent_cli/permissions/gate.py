@@ -94,6 +94,8 @@ class PermissionGate:
             return decision  # board/team tools: nothing to decide, nothing to audit
         if place:
             decision = replace(decision, placement=place)
+            if decision.allowed and place == "sandboxed" and self.sandbox is not None:
+                self.sandbox.count(ctx.agent)
         return self._done(tool, args, ctx, decision)
 
     def _placement(self, tool: Tool, args: BaseModel, target: str) -> str:

@@ -62,6 +62,7 @@ class Sandbox:
         self.proxy_factory = proxy_factory
         self.interactive = interactive
         self._proxy = None
+        self._counts: dict[str, int] = {}  # agent -> commands the gate let run sandboxed
 
     # ----- state ------------------------------------------------------------------------
     @property
@@ -90,6 +91,15 @@ class Sandbox:
         if self.excluded(command):
             return "excluded"
         return RUNS_INSIDE
+
+    def count(self, agent: str) -> None:
+        """One more command of `agent` allowed to run inside (for /team)."""
+        with self._lock:
+            self._counts[agent] = self._counts.get(agent, 0) + 1
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
 
     def excluded(self, command: str) -> bool:
         """The command line starts with an excludedCommands entry (on a word boundary).

@@ -121,6 +121,11 @@ def cmd_team(ctx: SlashContext, arg: str) -> None:
         if m.name != "lead"
     ]
     ctx.console.print(tables.team_table(lead_row, members))
+    sandbox = getattr(ctx.runtime, "sandbox", None)
+    ran = sandbox.counts() if sandbox is not None and sandbox.enabled else {}
+    if ran:
+        ctx.console.print(Text("sandboxed commands: " + ", ".join(
+            f"{name} {n}" for name, n in sorted(ran.items())), style="dim"))
     if snap.problem:
         ctx.console.print(Text(f"team config unreadable: {snap.problem}", style="red"))
     elif not members:

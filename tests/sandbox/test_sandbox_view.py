@@ -7,7 +7,7 @@ import io
 from types import SimpleNamespace
 
 from rich.console import Console
-from support.sandbox import need_bwrap, sandboxed_runtime
+from support.sandbox import Shell, need_bwrap, sandboxed_runtime
 
 from agent_cli.events import Notice
 from agent_cli.runtime import Runtime, RuntimeConfig
@@ -19,7 +19,8 @@ from agent_cli.ui.startup import banner
 
 def _slash(rt, line: str) -> str:
     out = io.StringIO()
-    ctx = SimpleNamespace(console=Console(file=out, width=200), runtime=rt, lead=None,
+    lead = SimpleNamespace(agent=SimpleNamespace(usage=SimpleNamespace(total=0)), busy=False)
+    ctx = SimpleNamespace(console=Console(file=out, width=200), runtime=rt, lead=lead,
                           settings=None)
     dispatch(ctx, line)
     return out.getvalue()
@@ -65,3 +66,12 @@ def test_banner_says_one_line_when_on_and_nothing_when_off(workdir, cleanup):
     cleanup(off)
     assert "sandbox" not in banner(off, "demo").plain
     assert "mode: off" in _slash(off, "/sandbox")
+
+
+def test_team_counts_the_commands_that_ran_sandboxed(workdir, cleanup):
+    need_bwrap()
+    rt = sandboxed_runtime(workdir)
+    cleanup(rt)
+    shell = Shell(rt, "alice")
+    assert not shell("true").is_error and not shell("touch x").is_error
+    assert "sandboxed commands: alice 2" in _slash(rt, "/team")
