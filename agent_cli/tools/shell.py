@@ -233,6 +233,8 @@ def run_placed(
                           cap=cap, argv=wrapped.argv, env=wrapped.env)
     finally:
         wrapped.done()
+    if res.code == 0 and not wrapped.blocked:
+        return res, ""  # a success is not explained (its output may quote any error text)
     seen = res.output + "\n" + res.stderr
     return res, explain(seen, wrapped.box, ws.cwd, wrapped.blocked)
 

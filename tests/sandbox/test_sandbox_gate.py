@@ -110,3 +110,11 @@ def test_auto_allow_off_asks_as_usual_but_still_confines(workdir, cleanup, outsi
     out = Shell(rt)(f"touch {target}")
     assert out.is_error and not target.exists()
     assert f"write outside the sandbox refused: {target}" in out.content
+
+
+def test_a_success_that_prints_an_error_text_gets_no_sandbox_note(workdir, cleanup):
+    need_bwrap()
+    rt = sandboxed_runtime(workdir)
+    cleanup(rt)
+    out = Shell(rt)("echo \"touch: cannot touch '/etc/x': Read-only file system\"")
+    assert not out.is_error and "[sandbox:" not in out.content
