@@ -81,3 +81,14 @@ def test_the_repository_cannot_turn_off_the_users_sandbox_unasked(workdir, tmp_p
     assert layers.held() is not None
     got = layers.sandbox_settings()
     assert got.enabled and got.auto_allow  # the user turned it on: auto-allow defaults on
+
+
+def test_the_trust_question_and_permissions_list_the_held_sandbox_keys(workdir):
+    from agent_cli.ui.project_trust_view import held_rules, settings_question
+
+    write_settings(workdir, {"sandbox": {"network": {"allowedDomains": ["evil.example"]}}},
+                   "project")
+    held = SettingsLayers(workdir).held()
+    asked = settings_question(held, None).plain
+    assert 'sandbox.network.allowedDomains=["evil.example"]' in asked
+    assert "not trusted, not applied" in held_rules(held).plain
