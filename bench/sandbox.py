@@ -6,6 +6,8 @@ sandbox_overhead_ms   one `true` through the shell runner, sandboxed (bubblewrap
                       boundary) minus unsandboxed, medians of N runs each (default 50); the
                       two medians and their ratio are printed too. Target: <= 25 ms or <= 2x,
                       whichever is larger (`target_holds` says which held).
+                      `*_cpu_ms`: CPU time of the child processes per command (steadier
+                      than wall clock on a loaded machine; `load_avg_1m` says how loaded).
 prompts_per_task      approval prompts a human answered per completed task in the README's demo
                       scenarios 1, 2, 3 and 5, run in-process with the offline demo model and a
                       human thread answering "1" to everything: sandbox off vs on (auto-allow).
@@ -34,13 +36,19 @@ SCENARIOS = {
 }
 
 
-def _median_ms(run, runs: int) -> float:
+def _median_ms(run, runs: int) -> tuple[float, float]:
+    """(median wall-clock ms, mean CPU ms of the child processes) of `runs` calls."""
+    import resource
+
     times = []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     for _ in range(runs):
         start = time.perf_counter()
         run()
         times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000 / runs
+    return statistics.median(times), cpu
 
 
 def overhead(runs: int) -> dict[str, Any]:
@@ -63,13 +71,17 @@ def overhead(runs: int) -> dict[str, Any]:
             run_process("true", work, 30, cancel, argv=wrapped.argv, env=wrapped.env)
 
         plain(), boxed()  # warm caches
-        off, on = _median_ms(plain, runs), _median_ms(boxed, runs)
+        (off, off_cpu), (on, on_cpu) = _median_ms(plain, runs), _median_ms(boxed, runs)
     extra = on - off
     ratio = on / off if off else float("inf")
     holds = [name for name, ok in (("<= 25 ms", extra <= 25), ("<= 2x", ratio <= 2)) if ok]
+    with open("/proc/loadavg", encoding="ascii") as fh:
+        load = float(fh.read().split()[0])
     return {"unsandboxed_ms": round(off, 2), "sandboxed_ms": round(on, 2),
             "sandbox_overhead_ms": round(extra, 2), "ratio": round(ratio, 2),
-            "target_holds": " and ".join(holds) or "neither"}
+            "target_holds": " and ".join(holds) or "neither",
+            "unsandboxed_cpu_ms": round(off_cpu, 2), "sandboxed_cpu_ms": round(on_cpu, 2),
+            "load_avg_1m": load}
 
 
 class _Human:
