@@ -92,3 +92,15 @@ def test_the_trust_question_and_permissions_list_the_held_sandbox_keys(workdir):
     asked = settings_question(held, None).plain
     assert 'sandbox.network.allowedDomains=["evil.example"]' in asked
     assert "not trusted, not applied" in held_rules(held).plain
+
+
+def test_the_flags_reach_the_runtime_config(workdir, capsys):
+    from agent_cli.cli import build_parser, main, runtime_config
+
+    parse = build_parser().parse_args
+    assert runtime_config(parse(["-C", str(workdir), "--sandbox"])).sandbox is True
+    assert runtime_config(parse(["-C", str(workdir), "--no-sandbox"])).sandbox is False
+    assert runtime_config(parse(["-C", str(workdir)])).sandbox is None
+    with pytest.raises(SystemExit) as exited:
+        main(["-C", str(workdir), "--sandbox", "--no-sandbox", "-p", "hi"])
+    assert exited.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
