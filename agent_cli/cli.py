@@ -167,6 +167,12 @@ def add_permission_options(parser: argparse.ArgumentParser) -> None:
                         help="apply the allow rules, widening defaultMode and hooks of "
                         ".agent-cli/settings.json for this run, unasked (a terminal session "
                         "asks once; a headless run holds them otherwise)")
+    box = parser.add_mutually_exclusive_group()
+    box.add_argument("--sandbox", dest="sandbox", action="store_const", const=True,
+                     default=None, help="run every shell command and task verify inside "
+                     "its agent's OS sandbox for this run (sandbox.enabled)")
+    box.add_argument("--no-sandbox", dest="sandbox", action="store_const", const=False,
+                     help="run this session without the sandbox, whatever the settings say")
 
 
 def add_session_options(parser: argparse.ArgumentParser) -> None:
@@ -217,6 +223,7 @@ def runtime_config(args: argparse.Namespace):
         max_turns=getattr(args, "max_turns", None),
         trust_project_settings=trust,
         mode_from_flag=bool(args.permission_mode or args.dangerously_skip_permissions),
+        sandbox=getattr(args, "sandbox", None),
     )
     from .board.leases import lease_from_env
 

@@ -54,6 +54,7 @@ class RuntimeConfig:
     trust_project_settings: bool = False
     mode_from_flag: bool = False  # --permission-mode given: a trusted defaultMode waits
     thinking: Thinking | None = None  # extended thinking for every agent (models/thinking.py)
+    sandbox: bool | None = None  # --sandbox / --no-sandbox; None: the settings decide
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
 
@@ -107,7 +108,8 @@ class Runtime:
             allow_bypass=self.config.allow_bypass)
         self.broker = ApprovalBroker()
         self.audit = AuditLog(self.team_dir / "audit.jsonl")
-        self.gate = PermissionGate(self.policy, self.broker, self.audit)
+        self.sandbox = self._make_sandbox()
+        self.gate = PermissionGate(self.policy, self.broker, self.audit, sandbox=self.sandbox)
         self.held_settings = self.settings.held()  # the REPL asks; else SessionStart warns
         specs, self.hook_warnings, self.held_hooks = load_hooks(self.settings)
         self.hooks = HookRunner(specs, self.workdir, self.events.emit, self.audit,
@@ -121,6 +123,33 @@ class Runtime:
         self._worktrees = None
         self._memory = None
         self._memory_lock = threading.Lock()
+
+    def sandbox_settings(self):  # -> sandbox.config.SandboxSettings
+        """The sandbox settings now (re-read after the human trusted the project's)."""
+        return self.settings.sandbox_settings(self.config.sandbox)
+
+    def _make_sandbox(self):  # -> sandbox.manager.Sandbox
+        from .sandbox.manager import Sandbox
+
+        def deny_reads() -> list[str]:
+            return [e.parsed.spec for e in self.policy.rules()
+                    if e.effect == "deny" and e.parsed.family == "Read" and e.parsed.spec]
+
+        return Sandbox(self.sandbox_settings(), self.workdir, deny_reads,
+                       proxy_factory=self._start_proxy,
+                       interactive=lambda: self.broker.ui_attached)
+
+    def _start_proxy(self, domains: tuple[str, ...]):  # -> sandbox.proxy.DomainProxy
+        from .sandbox.proxy import DomainProxy
+
+        return DomainProxy(domains, self._ask_domain)
+
+    def _ask_domain(self, host: str) -> str:
+        """The first request to a domain allowedDomains does not name: ask the human
+        ("once", "always", "deny"); headless: deny (sandbox/proxy.py)."""
+        from .permissions.sandbox_domains import ask_domain
+
+        return ask_domain(self.broker, self.settings, host)
 
     @classmethod
     def open(cls, workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
@@ -143,7 +172,8 @@ class Runtime:
                 from .team.worktrees import Worktrees
 
                 self._worktrees = Worktrees(self.workdir, self.board, self.config.worktrees,
-                                            events=self.events, mail=self.mail)
+                                            events=self.events, mail=self.mail,
+                                            sandbox=self.sandbox)
                 if self._worktrees.landing is not None:
                     self._worktrees.landing.resume()  # a landing a killed run left
         return self._worktrees
@@ -217,5 +247,6 @@ class Runtime:
         busy = [] if self._team is None else self._team.close(timeout)
         if self.mcp is not None:
             self.mcp.close()
+        self.sandbox.close()
         self.watcher.close()
         return busy

@@ -8,6 +8,12 @@ file changes -> allow rules (settings layers, flags, session) -> the human throu
 approval broker. Every other decision is appended to the audit log. A denial is a Decision
 whose message becomes the tool result.
 
+With the sandbox enabled (sandbox/manager.py), a shell command's placement joins in: after
+the plan-mode step, a command that may not run at all (failIfUnavailable, or leaving the
+sandbox with allowUnsandboxedCommands false) is denied and one that asks to leave the
+sandbox always asks (headless: denied); after the ask rules, a sandboxed command is allowed
+("sandboxed") when autoAllowBashIfSandboxed is on. The audit line says `sandboxed`.
+
 File writes into .agent-cli/, .tasks/, .team/ and .git/ skip acceptEdits and allow rules:
 they always ask (bypassPermissions excepted), so a model cannot grant itself permissions or
 forge board, inbox or approval state with write_file.
@@ -17,12 +23,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from ..errors import AgentCliError, ToolError
+from ..sandbox.placement import refusal as sandbox_refusal
 from ..tools.base import Tool, ToolContext
 from ..tools.paths import relative_target
 from .audit import AuditLog
@@ -31,7 +38,11 @@ from .policy import PermissionPolicy
 from .shell_analysis import analyze
 from .shell_verdict import ShellVerdict
 
+if TYPE_CHECKING:
+    from ..sandbox.manager import Sandbox
+
 PROTECTED_DIRS = frozenset({".agent-cli", ".tasks", ".team", ".git"})
+LEAVING = "it asks to run outside the sandbox (dangerouslyDisableSandbox)"
 NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit",
          "Mcp": "MCP tool call"}
 
@@ -44,6 +55,7 @@ class Decision:
     feedback: str = ""  # the human's words with a denial
     answer: str = ""  # allow_once / allow_always / deny when a human (or no one) was asked
     reason: str = ""  # why it asked although a rule named the command (shell_verdict)
+    placement: str = ""  # a shell command with the sandbox enabled: where it runs
 
 
 class PermissionGate:
@@ -53,11 +65,13 @@ class PermissionGate:
         broker: ApprovalBroker,
         audit: AuditLog,
         plan_gate: Callable[[str], str | None] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.policy = policy
         self.broker = broker
         self.audit = audit
         self.plan_gate = plan_gate
+        self.sandbox = sandbox
 
     def check(
         self, tool: Tool, args: BaseModel, ctx: ToolContext, hook: str | None = None
@@ -74,14 +88,27 @@ class PermissionGate:
             target = self._target(tool, args, ctx)
         except ToolError as exc:
             return self._done(tool, args, ctx, Decision(False, "confinement", str(exc)))
-        decision = self._decide(tool, args, ctx, target, hook)
+        place = self._placement(tool, args, target)
+        decision = self._decide(tool, args, ctx, target, hook, place)
         if decision.source == "coordination":
             return decision  # board/team tools: nothing to decide, nothing to audit
+        if place:
+            decision = replace(decision, placement=place)
+            if decision.allowed and place == "sandboxed" and self.sandbox is not None:
+                self.sandbox.count(ctx.agent)
         return self._done(tool, args, ctx, decision)
+
+    def _placement(self, tool: Tool, args: BaseModel, target: str) -> str:
+        """Where a shell command runs when the sandbox is enabled ("" otherwise)."""
+        if tool.permission != "Bash" or self.sandbox is None or not self.sandbox.enabled:
+            return ""
+        return self.sandbox.placement(target, bool(getattr(args, "dangerouslyDisableSandbox",
+                                                           False)))
 
     # ----- steps ----------------------------------------------------------------------------
     def _decide(
-        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, hook: str | None = None
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, hook: str | None = None,
+        place: str = "",
     ) -> Decision:
         kind = tool.permission
         noun = NOUNS.get(kind or "", f"{tool.name} call")
@@ -107,6 +134,11 @@ class PermissionGate:
                 f"Plan mode is on: the {noun} was not run. Read and plan only; the user will "
                 "switch modes when the plan is approved.",
             )
+        refused = sandbox_refusal(place, self.sandbox)
+        if refused:
+            return Decision(False, "sandbox", f"Denied: {refused}.")
+        if place == "outside":  # the model asks to leave the boundary: only a human says yes
+            return self._ask(tool, args, ctx, target, noun, LEAVING, forced=True)
         why = verdict.reason if verdict is not None and verdict.effect == "ask" else ""
         if mode == "bypassPermissions":
             unseen = verdict.unseen if verdict is not None else ""
@@ -118,6 +150,8 @@ class PermissionGate:
             return Decision(True, "mode bypassPermissions")
         if hook == "ask" or self.policy.find("ask", kind, target) is not None:
             return self._ask(tool, args, ctx, target, noun, forced=True)  # beats allow, modes
+        if place == "sandboxed" and self.sandbox is not None and self.sandbox.settings.auto_allow:
+            return Decision(True, "sandboxed")  # the OS confines it: nothing to ask
         guarded = kind in ("Write", "Edit") and is_protected(target)
         if mode == "acceptEdits" and kind in ("Write", "Edit") and not guarded:
             return Decision(True, "mode acceptEdits")
@@ -209,6 +243,7 @@ class PermissionGate:
             **({"answer": d.answer} if d.answer else {}),
             **({"reason": d.reason} if d.reason else {}),
             **({"purpose": ctx.purpose} if ctx.purpose else {}),
+            **({"sandboxed": d.placement == "sandboxed"} if d.placement else {}),
         )
         return d
 

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ..repo import add_to_exclude, find_repo_root
+from ..sandbox.config import SandboxSettings
+from ..sandbox.config import resolve as resolve_sandbox
 from .project_trust import (
     TRUST_KEY,
     HeldSettings,
@@ -134,6 +136,14 @@ class SettingsLayers:
             return True
 
         self.update_local(mutate)
+
+    def sandbox_settings(self, flag: bool | None = None) -> SandboxSettings:
+        """The `sandbox` settings from the effective layers (a tracked settings.local.json
+        counts as the repository's); `flag`: --sandbox / --no-sandbox."""
+        committed = self._committed()
+        rows = [("project" if layer.name == "local" and committed else layer.name,
+                 str(layer.path), data) for layer, data in self.loaded()]
+        return resolve_sandbox(rows, flag)
 
     def _committed(self) -> bool:
         """Whether git tracks settings.local.json (asked once per session: two git calls)."""

@@ -3,7 +3,9 @@
 `.agent-cli/settings.json` is meant to be committed, so a cloned repository can carry
 settings that widen what runs without a question: `hooks` (commands that would run at
 SessionStart before anyone typed a word), `permissions.allow` rules and a widening
-`permissions.defaultMode` (acceptEdits, bypassPermissions). Those parts are held back until
+`permissions.defaultMode` (acceptEdits, bypassPermissions), and the sandbox settings that
+widen (sandbox.config.WIDENING_KEYS: allowWrite, allowedDomains, excludedCommands, turning
+it off, auto-allow, leaving it). Those parts are held back until
 the human says yes to exactly them: their fingerprint (sha256 of the canonical JSON) is kept
 in the local layer (`trustedProjectSettings`), so held parts edited after the answer are asked
 about again. Everything else (`permissions.deny` / `ask`, a narrowing mode, `model`, ...)
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..gitrepo import GitError, GitRepo
+from ..sandbox.config import WIDENING_KEYS
 
 TRUST_KEY = "trustedProjectSettings"
 NARROW_MODES = ("default", "plan")
@@ -45,6 +48,26 @@ def widening(data: dict[str, Any]) -> dict[str, Any]:
         mode = perms.get("defaultMode")
         if mode is not None and mode not in NARROW_MODES:
             out["defaultMode"] = mode
+    box = _sandbox_widening(data.get("sandbox"))
+    if box:
+        out["sandbox"] = box
+    return out
+
+
+def _sandbox_widening(box: Any) -> dict[str, Any]:
+    """The sandbox keys that widen (sandbox.config.WIDENING_KEYS), as "a.b": value.
+    Turning the sandbox on, denyRead and the narrowing values always apply."""
+    if not isinstance(box, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for path, widens in WIDENING_KEYS.items():
+        node: Any = box
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is None:
+            continue
+        if (widens is None and node) or (widens is not None and node == widens):
+            out[".".join(path)] = node
     return out
 
 
@@ -57,6 +80,13 @@ def without_widening(data: dict[str, Any]) -> dict[str, Any]:
         perms.pop("allow", None)
         if perms.get("defaultMode") not in (None, *NARROW_MODES):
             perms.pop("defaultMode", None)
+    box = out.get("sandbox")
+    for dotted in _sandbox_widening(box):
+        *parents, last = dotted.split(".")
+        node = box
+        for key in parents:
+            node = node[key]
+        node.pop(last, None)
     return out
 
 
@@ -81,6 +111,12 @@ class HeldSettings:
         return [(name, p["hooks"]) for name, p in self.parts.items() if "hooks" in p]
 
     @property
+    def sandbox(self) -> list[str]:
+        """The held sandbox settings as `key=value` (allowedDomains=[...], ...)."""
+        return [f"sandbox.{k}={json.dumps(v)}" for p in self.parts.values()
+                for k, v in (p.get("sandbox") or {}).items()]
+
+    @property
     def fingerprint(self) -> str:
         return fingerprint(self.parts)
 
@@ -91,6 +127,7 @@ class HeldSettings:
             bits.append("allow " + ", ".join(self.allow))
         if self.mode:
             bits.append(f"defaultMode {self.mode}")
+        bits += self.sandbox
         if self.hooks:
             bits.append(f"{hooks} hook{'s' if hooks != 1 else ''}" if hooks else "hooks")
         return "; ".join(bits)

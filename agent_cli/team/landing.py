@@ -202,7 +202,8 @@ class Landing:
         from .verify import check_verify
 
         assert task.verify is not None
-        outcome = check_verify(task.verify, self.wt.root(task.id), cancel)
+        outcome = check_verify(task.verify, self.wt.root(task.id), cancel,
+                               sandbox=getattr(self.wt, "sandbox", None))
         if outcome.passed:
             return
         self.wt.board.verify_failed(task, self._owner(task), outcome.detail)

@@ -41,6 +41,9 @@ class LeadHooks:
             source = "resume" if resumed else "startup"
         for warning in getattr(self.rt, "hook_warnings", []):
             self._warn(f"hooks: {warning}")
+        sandbox = getattr(self.rt, "sandbox", None)
+        if sandbox is not None and sandbox.enabled and not sandbox.availability.ok:
+            self._warn(sandbox.banner() + "; " + sandbox.mode_line().split("; ", 1)[-1])
         held = getattr(self.rt, "held_settings", None)
         if held is not None:  # a terminal session asked before this; still held: say so
             from ..permissions.project_trust import warning_line

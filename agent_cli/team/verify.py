@@ -22,12 +22,13 @@ from ..errors import Refused, ToolError
 from ..models.base import ToolUseBlock
 from ..tools.base import ToolContext
 from ..tools.confined import read_bytes_in
-from ..tools.shell import run_process, shell_tool
+from ..tools.shell import run_placed, shell_tool
 
 if TYPE_CHECKING:
     from ..board.models import Task, Verify
     from ..permissions.audit import AuditLog
     from ..runtime import Runtime
+    from ..sandbox.manager import Sandbox
 
 VERIFY_TIMEOUT_S = 120.0
 VERIFY_OUTPUT_CAP = 1_000_000  # characters of stdout kept for the comparison
@@ -69,21 +70,19 @@ def _expected_stdout(verify: Verify, workdir: Path) -> str | None:
 
 
 def check_verify(
-    verify: Verify, workdir: Path, cancel: threading.Event | None = None
+    verify: Verify, workdir: Path, cancel: threading.Event | None = None,
+    sandbox: Sandbox | None = None,
 ) -> VerifyOutcome:
     """Run `verify.command` in `workdir` and compare: no gate, no runtime (the caller decided
-    that it may run). Stops the command's whole process group when `cancel` is set or after
-    VERIFY_TIMEOUT_S. Never raises for a failing check; ToolError only for a verify that cannot
-    be evaluated at all (its expected_stdout_file is unreadable or outside the workdir)."""
+    that it may run). With an enabled `sandbox` it runs inside the boundary of `workdir`
+    (a task's worktree, or the workdir) like any shell command. Stops the command's whole
+    process group when `cancel` is set or after VERIFY_TIMEOUT_S. Never raises for a
+    failing check; ToolError only for a verify that cannot be evaluated at all (its
+    expected_stdout_file is unreadable or outside the workdir)."""
     expected = _expected_stdout(verify, workdir)
-    res = run_process(
-        verify.command,
-        workdir,
-        VERIFY_TIMEOUT_S,
-        cancel or threading.Event(),
-        separate_stderr=True,
-        cap=VERIFY_OUTPUT_CAP,
-    )
+    ctx = ToolContext(agent="verify", workdir=Path(workdir), cancel=cancel or threading.Event())
+    res, boundary = run_placed(verify.command, ctx, VERIFY_TIMEOUT_S, sandbox,
+                               separate_stderr=True, cap=VERIFY_OUTPUT_CAP)
     if res.stopped and not res.stopped.startswith("background"):
         return VerifyOutcome(False, f"verify command {res.stopped}")
     problems = []
@@ -94,6 +93,8 @@ def check_verify(
         err = f" (stderr {_shown(res.stderr)})" if res.stderr.strip() else ""
         problems.append(f"expected exit code {want_code}, got {res.code}{err}")
     if problems:
+        if boundary:
+            problems.append(f"sandbox: {boundary}")
         return VerifyOutcome(False, "; ".join(problems))
     return VerifyOutcome(True, f"`{verify.command}` passed")
 
@@ -126,7 +127,7 @@ def ask_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> Ver
     """The gate's answer for running the task's verify (purpose "task #N verify, written by
     X"), recorded in the audit log: None when it may run, else the refusal as an outcome."""
     assert task.verify is not None
-    shell = shell_tool()
+    shell = shell_tool(getattr(runtime, "sandbox", None))
     args = shell.parse({"command": task.verify.command})
     vctx = replace(ctx, purpose=verify_purpose(task))
     # PreToolUse hooks see the verify command as the shell call it is.
@@ -151,7 +152,8 @@ def run_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> Ver
     refused = ask_verify(runtime, task, ctx, gate)
     if refused is not None:
         return refused
-    return check_verify(verify, runtime.workdir, ctx.cancel)
+    return check_verify(verify, runtime.workdir, ctx.cancel,
+                        sandbox=getattr(runtime, "sandbox", None))
 
 
 def _completion_hook(runtime: Runtime, ctx: ToolContext, task: Task, result: str) -> None:

@@ -56,8 +56,9 @@ class Worktrees:
     """The task worktrees of one workdir. `enabled` is False outside git or when off."""
 
     def __init__(self, workdir: Path, board: TaskBoard, mode: str | None = None,
-                 events=None, mail=None) -> None:
+                 events=None, mail=None, sandbox=None) -> None:
         self.workdir = Path(workdir)
+        self.sandbox = sandbox  # the session's Sandbox: a landing's verify runs inside it
         self.board = board
         self.mode = mode or setting_mode(self.workdir) or "auto"
         if self.mode not in MODES:

@@ -17,12 +17,15 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ..errors import ToolError
 from .base import Tool, ToolContext, ToolOutput
+
+if TYPE_CHECKING:
+    from ..sandbox.manager import Sandbox
 
 OUTPUT_CAP = 30_000
 HEAD_CHARS = 20_000
@@ -36,6 +39,17 @@ class ShellInput(BaseModel):
 
     command: str = Field(description="The bash command line to run in the workdir")
     timeout_s: float = Field(120, gt=0, le=600, description="Seconds before it is killed (max 600)")
+    dangerouslyDisableSandbox: bool = Field(  # noqa: N815 - Claude Code's name
+        False, description="Only when the sandbox is on and the command must leave it "
+        "(it always asks the user; set only after a boundary failure)")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> dict[str, Any]:
+        """The flag is recorded (audit, approvals) only when it is set."""
+        data = handler(self)
+        if not data.get("dangerouslyDisableSandbox"):
+            data.pop("dangerouslyDisableSandbox", None)
+        return data
 
 
 class CappedOutput:
@@ -120,13 +134,17 @@ def run_process(
     *,
     separate_stderr: bool = False,
     cap: int = OUTPUT_CAP,
+    argv: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> CommandResult:
     """Run `command` in its own process group until it ends, times out or `cancel` is set
-    (then the whole group is killed); stdout and stderr merged unless separate_stderr."""
+    (then the whole group is killed); stdout and stderr merged unless separate_stderr.
+    `argv` / `env`: what runs it instead of `bash -c command` (the sandbox's wrapper)."""
     try:
         proc = subprocess.Popen(
-            ["bash", "-c", command],
+            argv or ["bash", "-c", command],
             cwd=workdir,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if separate_stderr else subprocess.STDOUT,
@@ -189,13 +207,49 @@ def run_command(
     return res.output, res.code, res.stopped
 
 
-def shell(args: ShellInput, ctx: ToolContext) -> ToolOutput:
+def run_placed(
+    command: str, ctx: ToolContext, timeout_s: float, sandbox: Sandbox | None,
+    disable: bool = False, *, separate_stderr: bool = False, cap: int = OUTPUT_CAP,
+) -> tuple[CommandResult, str]:
+    """Run `command` where the sandbox places it (inside the agent's boundary, or as
+    before); return the result and the boundary failure in one line ("" when none)."""
+    from ..sandbox.placement import refusal
+
+    place = sandbox.placement(command, disable) if sandbox is not None else "off"
+    why = refusal(place, sandbox)
+    if why:
+        raise ToolError(why)
+    ws = ctx.workspace
+    assert ws is not None
+    if place != "sandboxed" or sandbox is None:
+        res = run_process(command, ws.cwd, timeout_s, ctx.cancel,
+                          separate_stderr=separate_stderr, cap=cap)
+        return res, ""
+    from ..sandbox.explain import explain
+
+    wrapped = sandbox.wrap(command, ws.root, ws.cwd)
+    try:
+        res = run_process(command, ws.cwd, timeout_s, ctx.cancel, separate_stderr=separate_stderr,
+                          cap=cap, argv=wrapped.argv, env=wrapped.env)
+    finally:
+        wrapped.done()
+    if res.code == 0 and not wrapped.blocked:
+        return res, ""  # a success is not explained (its output may quote any error text)
+    seen = res.output + "\n" + res.stderr
+    return res, explain(seen, wrapped.box, ws.cwd, wrapped.blocked)
+
+
+def shell(args: ShellInput, ctx: ToolContext, sandbox: Sandbox | None = None) -> ToolOutput:
     if "\x00" in args.command:
         raise ToolError("command contains a NUL byte")
     if not args.command.strip():
         raise ToolError("command is empty")
-    output, code, stopped = run_command(args.command, ctx.workspace.cwd, args.timeout_s, ctx.cancel)
+    res, boundary = run_placed(args.command, ctx, args.timeout_s, sandbox,
+                               args.dangerouslyDisableSandbox)
+    output, code, stopped = res.output, res.code, res.stopped
     body = output.rstrip("\n") or "(no output)"
+    if boundary:
+        body += f"\n[sandbox: {boundary}]"
     if stopped and not stopped.startswith("background"):
         return ToolOutput(
             f"{body}\n[command {stopped}; its process group was killed]", is_error=True
@@ -208,14 +262,15 @@ def shell(args: ShellInput, ctx: ToolContext) -> ToolOutput:
     return ToolOutput(f"{body}\n[{status}{note}]", is_error=code != 0)
 
 
-def shell_tool() -> Tool:
+def shell_tool(sandbox: Sandbox | None = None) -> Tool:
+    """The shell tool; with a `sandbox`, each command runs where it places it."""
     return Tool(
         "shell",
         "Run a bash command in the workdir (stdout and stderr merged, output capped at "
         f"{OUTPUT_CAP} characters). timeout_s defaults to 120, at most 600. Non-interactive: "
         "stdin is empty; background jobs are stopped when the command ends.",
         ShellInput,
-        shell,
+        (lambda args, ctx: shell(args, ctx, sandbox)) if sandbox is not None else shell,
         permission="Bash",
         rule_target=lambda a: a.command,
         preview=lambda a, ctx: a.command,

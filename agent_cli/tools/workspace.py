@@ -13,6 +13,7 @@ import difflib
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +22,9 @@ from .base import Tool, ToolContext
 from .confined import read_capped
 from .fileio import check_writable, current_text, read_text, write_text
 from .search import glob_paths, grep_files
+
+if TYPE_CHECKING:
+    from ..sandbox.manager import Sandbox
 
 MAX_LINE_CHARS = 2000
 GLOB_CAP = 500
@@ -222,8 +226,9 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
 
 
 # ----- the tool list ------------------------------------------------------------------------
-def workspace_tools() -> list[Tool]:
-    """read_file, write_file, edit_file, glob, grep and shell, ready for a ToolSet."""
+def workspace_tools(sandbox: Sandbox | None = None) -> list[Tool]:
+    """read_file, write_file, edit_file, glob, grep and shell (inside `sandbox` when it is
+    enabled), ready for a ToolSet."""
     from .shell import shell_tool
 
     return [
@@ -271,5 +276,5 @@ def workspace_tools() -> list[Tool]:
             grep,
             read_only=True,
         ),
-        shell_tool(),
+        shell_tool(sandbox),
     ]

@@ -23,6 +23,9 @@ def settings_question(held: Any, hooks: Any) -> Text:
     if held.mode:
         text.append("  defaultMode ", style="bold")
         text.append(f"{held.mode}\n")
+    for item in getattr(held, "sandbox", []):
+        text.append("  ", style="bold")
+        text.append(f"{item}\n")
     if hooks is not None:
         text.append("  hooks:\n", style="bold")
         for spec in hooks.specs:
@@ -45,6 +48,8 @@ def held_rules(held: Any) -> Text:
     if held.mode:
         text.append(f"defaultMode {held.mode}  ({shown}: not trusted, not applied)\n",
                     style="yellow")
+    for item in getattr(held, "sandbox", []):
+        text.append(f"{item}  ({shown}: not trusted, not applied)\n", style="yellow")
     if held.hooks and not held.allow and not held.mode:
         text.append(f"hooks in {shown}: not trusted, not run (see /hooks)\n", style="yellow")
     return text
@@ -64,6 +69,8 @@ def ask_project_settings(runtime: Any, question: Callable[[Text, str], bool]) ->
     runtime.held_settings = None
     runtime.held_hooks = None
     runtime.policy.apply_trusted(held)
+    if getattr(runtime, "sandbox", None) is not None:
+        runtime.sandbox.update(runtime.sandbox_settings())  # now with the trusted parts
     if hooks is not None:
         runtime.hooks.add(hooks.specs)
     _apply_mode(runtime)

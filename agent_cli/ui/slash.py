@@ -21,6 +21,7 @@ from . import tables
 from .hooks_view import cmd_hooks
 from .memory_view import cmd_memory
 from .render import UiSettings
+from .sandbox_view import cmd_sandbox
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
@@ -120,6 +121,11 @@ def cmd_team(ctx: SlashContext, arg: str) -> None:
         if m.name != "lead"
     ]
     ctx.console.print(tables.team_table(lead_row, members))
+    sandbox = getattr(ctx.runtime, "sandbox", None)
+    ran = sandbox.counts() if sandbox is not None and sandbox.enabled else {}
+    if ran:
+        ctx.console.print(Text("sandboxed commands: " + ", ".join(
+            f"{name} {n}" for name, n in sorted(ran.items())), style="dim"))
     if snap.problem:
         ctx.console.print(Text(f"team config unreadable: {snap.problem}", style="red"))
     elif not members:
@@ -308,6 +314,8 @@ COMMANDS: dict[str, Command] = {
         Command("/memory", "/memory", "project memory files loaded (AGENTS.md, CLAUDE.md)",
                 cmd_memory),
         Command("/hooks", "/hooks", "hooks configured in the settings layers", cmd_hooks),
+        Command("/sandbox", "/sandbox", "the OS sandbox: available, mode, each agent's "
+                "boundary", cmd_sandbox),
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
         Command("/cost", "/cost", "tokens and dollars per agent and in total", cmd_cost),
         Command("/mcp", "/mcp", "MCP servers: state and tools", cmd_mcp),

@@ -33,6 +33,10 @@ def banner(runtime: Any, model_name: str) -> Text:
         text.append(runtime.worktrees.banner_line() + "\n", style="dim")
     except AgentCliError as exc:
         text.append(f"worktrees: {exc}\n", style="red")
+    sandbox = getattr(runtime, "sandbox", None)
+    line = sandbox.banner() if sandbox is not None else ""
+    if line:
+        text.append(line + "\n", style="dim" if sandbox.active else "yellow")
     text.append("/help for commands · !CMD runs a shell command · Shift+Tab cycles modes · "
                 "Ctrl-D exits", style="dim")
     return text

@@ -11,6 +11,8 @@ import agent_cli
 PACKAGE = Path(agent_cli.__file__).parent
 # part -> parts it must never import (docs/ARCHITECTURE.md, "Dependencies point one way")
 FORBIDDEN = {
+    "sandbox": {"board", "team", "agent", "tools", "permissions", "ui", "cli", "commands",
+                "app", "runtime"},
     "board": {"team", "agent", "tools", "permissions", "ui", "cli", "commands", "app"},
     "tools": {"team", "agent", "permissions", "ui", "cli", "commands", "app", "runtime"},
     "permissions": {"team", "agent", "ui", "cli", "commands", "app", "runtime"},
