@@ -29,6 +29,12 @@ from .repo import find_repo_root, git_common_dir
 
 USER_DIR_ENV = "AGENT_CLI_HOME"
 SUBDIR = "agent-cli"
+# The record of trust answers, with the key names settings files used for them (a settings
+# file that still holds one of these keys is not trusted for it: state_migration.py).
+TRUST_FILE = "trust.json"
+PROJECT_TRUST_KEY = "trustedProjectSettings"
+MCP_KEYS = ("enabledMcpjsonServers", "disabledMcpjsonServers", "mcpjsonServerFingerprints")
+TRUST_KEYS = (PROJECT_TRUST_KEY, "trustedProjectHooks", *MCP_KEYS)
 
 
 def user_dir() -> Path:
