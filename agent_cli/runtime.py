@@ -92,6 +92,10 @@ class Runtime:
         )
         self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
         self.protocols = ProtocolStore(self.team_dir)
+        from .state_migration import check as check_state
+
+        # old host-private state moved once; what a repository carries of it, reported
+        self.state_warnings = check_state(self.workdir, self.config.user_dir)
         self.settings = SettingsLayers(self.workdir, self.config.user_dir,
                                        trust_project=self.config.trust_project_settings)
         if self.settings.local.path.exists():  # whoever wrote it, git must not see it

@@ -67,8 +67,11 @@ def approve_cli_verify(task: Task, workdir: Path, run_verify: bool) -> None:
     """Approve (see module docstring) and audit the decision; Refused when not approved.
     Landing a worktree from the command line calls this before it runs the verify there."""
     from ..permissions.audit import AuditLog
+    from ..state_migration import check
     from ..team.verify import record_verify
 
+    for line in check(workdir):  # old records moved once; carried ones reported
+        print(f"agent-cli: warning: {line}", file=sys.stderr)
     audit = AuditLog(workdir / ".team" / "audit.jsonl")
     try:
         how = approve(task, run_verify, workdir)

@@ -41,6 +41,8 @@ class LeadHooks:
             source = "resume" if resumed else "startup"
         for warning in getattr(self.rt, "hook_warnings", []):
             self._warn(f"hooks: {warning}")
+        for warning in getattr(self.rt, "state_warnings", []):
+            self._warn(f"state: {warning}")
         held = getattr(self.rt, "held_settings", None)
         if held is not None:  # a terminal session asked before this; still held: say so
             from ..permissions.project_trust import warning_line
