@@ -145,7 +145,15 @@ class Runtime:
                                             events=self.events, mail=self.mail)
                 if self._worktrees.landing is not None:
                     self._worktrees.landing.resume()  # a landing a killed run left
+                    self._report_private(self._worktrees.private.warnings)
         return self._worktrees
+
+    def _report_private(self, warnings: list[str]) -> None:
+        """A host-private record found unusable or untrustworthy: one warning Notice each."""
+        from .events import Notice
+
+        for text in warnings:
+            self.events.emit(Notice("lead", f"state: {text}", level="warning"))
 
     def retry_policy(self) -> RetryPolicy:
         """The configured retry policy, else the defaults with AGENT_CLI_RETRY_* applied."""

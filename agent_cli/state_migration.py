@@ -26,6 +26,7 @@ MARKER = "migrated.json"
 OLD_FILES = {".agent-cli/landing.json": "landing.json",
              ".agent-cli/worktrees/state.json": "worktrees.json"}
 LOCAL = ".agent-cli/settings.local.json"
+PRIVATE_FILES = (TRUST_FILE, "verify_authors.json", "worktrees.json", "landing.json")
 HUMAN = ("cli", "user")
 
 
@@ -69,6 +70,11 @@ def check(workdir: Path, user: Path | None = None) -> list[str]:
             store.write(MARKER, {"at": utc_now()})
     except AgentCliError as exc:
         store.warn(f"old agent-cli state not moved: {exc}")
+    for name in PRIVATE_FILES:  # a file there that is not this user's: set aside, said now
+        try:
+            store.read(name)
+        except AgentCliError as exc:
+            store.warn(str(exc))
     return [*store.warnings, *_report(workdir, tracked)]
 
 
