@@ -1,10 +1,15 @@
 """The git command line for the host's own operations (snapshots, worktrees, landing).
 
 `GitRepo.find(workdir)` returns the repository the workdir is in (itself or a parent), or
-None. `run` calls git with a fixed environment: no hooks, no signing, no editor, no pager, no
-terminal prompt, C locale, the GIT_* variables of an outer git (a hook, a rebase) removed, and
-agent-cli as the committer. Host git commands never pass the permission gate: the host runs
-them, not a model. A failing command raises GitError with git's own message.
+None. `run` calls git with a fixed environment: C locale, agent-cli as the committer, the
+GIT_* variables of an outer git (a hook, a rebase) removed, and every configured program the
+host does not need switched off (HARDENING): no hooks, no fsmonitor, no pager, no editor, no
+external diff or textconv, no credential helper, askpass, ssh command or any remote
+transport, no signing, no automatic gc. A user's config can point those at a file in the
+work tree, which a teammate's edit_file can rewrite; the host's git must never run it. What
+still runs: the filter drivers (git-lfs, ...) and merge drivers the user's own config
+defines, on checkout, add and merge. Host git commands never pass the permission gate: the
+host runs them, not a model. A failing command raises GitError with git's own message.
 `settle_index` rewrites a fresh checkout's index once its second has passed (racy git).
 """
 
@@ -25,11 +30,39 @@ HOST_NAME = "agent-cli"
 HOST_EMAIL = "agent-cli@localhost"
 GIT_TIMEOUT_S = 600.0
 # An outer git's variables would point our commands at another index or repository.
+# Programs named in the environment (GIT_SSH_COMMAND, GIT_EXTERNAL_DIFF, ...) and config
+# injected through it (GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT) are dropped too.
 _DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-            "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_COMMON_DIR")
-_CONFIG = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgSign=false",
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_PREFIX", "GIT_COMMON_DIR",
+            "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS",
+            "GIT_PROXY_COMMAND", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT",
+            "GIT_SEQUENCE_EDITOR")
+# Every configured program the host's own git does not need, switched off (see the docstring).
+HARDENING = (
+    "core.hooksPath=/dev/null",  # no hook: /dev/null/<hook> never exists
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "core.editor=true",
+    "sequence.editor=true",
+    "core.askPass=true",
+    "core.sshCommand=false",
+    "credential.helper=",  # an empty value clears the list of helpers
+    "protocol.allow=never",  # no transport at all: the host's git never talks to a remote
+    "submodule.recurse=false",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "merge.verifySignatures=false",
+    "log.showSignature=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+)
+_CONFIG = (*(arg for item in HARDENING for arg in ("-c", item)),
            "-c", "advice.detachedHead=false", "-c", "core.quotePath=false",
-           "-c", "merge.conflictStyle=merge")
+           "-c", "merge.conflictStyle=merge", "--no-pager")
+# Commands that would run diff.external or a textconv filter: told not to, every time.
+_NO_EXT_DIFF = {"diff": ("--no-ext-diff", "--no-textconv"),
+                "log": ("--no-ext-diff", "--no-textconv"),
+                "show": ("--no-ext-diff", "--no-textconv")}
 
 
 class GitError(AgentCliError):
@@ -37,9 +70,13 @@ class GitError(AgentCliError):
 
 
 def host_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of every host git command (see _DROPPED, HARDENING)."""
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
+    env = {k: v for k, v in env.items()
+           if not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
     env.update(
         GIT_TERMINAL_PROMPT="0", GIT_EDITOR="true", GIT_PAGER="cat", LC_ALL="C",
+        GIT_SEQUENCE_EDITOR="true",
         GIT_MERGE_AUTOEDIT="no", GIT_COMMITTER_NAME=HOST_NAME, GIT_COMMITTER_EMAIL=HOST_EMAIL,
         GIT_AUTHOR_NAME=HOST_NAME, GIT_AUTHOR_EMAIL=HOST_EMAIL,
     )
@@ -86,6 +123,7 @@ class GitRepo:
     ) -> subprocess.CompletedProcess[str]:
         """git ARGS in `cwd` (the main tree by default); GitError when it fails and `check`."""
         data = input.encode() if isinstance(input, str) else input
+        args = (args[0], *_NO_EXT_DIFF.get(args[0], ()), *args[1:]) if args else args
         try:
             proc = subprocess.Popen(
                 ["git", *_CONFIG, *args], cwd=cwd or self.top, env=host_env(env),

@@ -95,6 +95,10 @@ class Runtime:
         )
         self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
         self.protocols = ProtocolStore(self.team_dir)
+        from .state_migration import check as check_state
+
+        # old host-private state moved once; what a repository carries of it, reported
+        self.state_warnings = check_state(self.workdir, self.config.user_dir)
         self.settings = SettingsLayers(self.workdir, self.config.user_dir,
                                        trust_project=self.config.trust_project_settings)
         if self.settings.local.path.exists():  # whoever wrote it, git must not see it
@@ -176,7 +180,15 @@ class Runtime:
                                             sandbox=self.sandbox)
                 if self._worktrees.landing is not None:
                     self._worktrees.landing.resume()  # a landing a killed run left
+                    self._report_private(self._worktrees.private.warnings)
         return self._worktrees
+
+    def _report_private(self, warnings: list[str]) -> None:
+        """A host-private record found unusable or untrustworthy: one warning Notice each."""
+        from .events import Notice
+
+        for text in warnings:
+            self.events.emit(Notice("lead", f"state: {text}", level="warning"))
 
     def retry_policy(self) -> RetryPolicy:
         """The configured retry policy, else the defaults with AGENT_CLI_RETRY_* applied."""

@@ -223,6 +223,11 @@ def cmd_add(args: argparse.Namespace) -> int:
     task = board_of(args).create(
         args.subject, args.description, args.blocked_by, verify, actor=args.actor, **route
     )
+    if task.verify is not None:  # the proof that a person typed it (board/verify_authors.py)
+        from ..board.verify_authors import VerifyAuthors
+        from .workdir import workdir_of
+
+        VerifyAuthors(workdir_of(args)).record(task.id, task.verify, "cli")
     print(task.id)
     return 0
 

@@ -1,11 +1,12 @@
 """`agent-cli tasks complete` on a task with a verify: nothing a model wrote runs unasked.
 
-A verify command written at the command line (`set_by` "cli" / "user") runs, as its writer
-typed it. Any other (written by a member's model through create_task, or by nobody known
-in an older task file) runs only after the exact command is shown and the person at the
-terminal answers `y` to `[y/N]`; with no terminal, only with `--run-verify`. Otherwise it is
-refused (exit 4) in one line naming `--run-verify`. Every run and refusal is an audit line
-with who wrote the command.
+A verify command the host can prove this user typed (`tasks add --verify-command` recorded
+it in the host-private record, board/verify_authors.py, and git does not track its task
+file) runs as typed. Any other — written by a member's model through create_task, by nobody
+known, or carried by a task file git tracks whatever its `set_by` says — runs only after the
+exact command is shown and the person at the terminal answers `y` to `[y/N]`; with no
+terminal, only with `--run-verify`. Otherwise it is refused (exit 4) in one line giving the
+reason and naming `--run-verify`. Every run and refusal is an audit line with who wrote it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from ..errors import Refused, ToolError
 if TYPE_CHECKING:
     from ..board.models import Task
 
-HUMAN_WRITERS = frozenset({"cli", "user"})
 
 
 def _terminal() -> bool:
@@ -29,10 +29,9 @@ def _terminal() -> bool:
         return False
 
 
-def _ask(task: Task) -> bool:
+def _ask(task: Task, why: str) -> bool:
     assert task.verify is not None
-    who = task.verify.set_by or "an unknown writer"
-    print(f"task #{task.id} has a verify command written by {who}:")
+    print(f"task #{task.id} has a verify command you did not provably type ({why}):")
     print(f"    {task.verify.command}")
     try:
         answer = input("Run it in this workdir? [y/N] ")
@@ -42,22 +41,24 @@ def _ask(task: Task) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def approve(task: Task, run_verify: bool) -> str:
+def approve(task: Task, run_verify: bool, workdir: Path) -> str:
     """How the verify was approved ("set by cli", "--run-verify", "terminal"), or Refused."""
+    from ..board.verify_authors import VerifyAuthors
+
     assert task.verify is not None
-    writer = task.verify.set_by
-    if writer in HUMAN_WRITERS:
-        return f"set by {writer}"
+    authors = VerifyAuthors(workdir)
+    why = authors.unproved(task, workdir / ".tasks" / f"task_{task.id}.json")
+    if why is None:
+        return f"set by {authors.writer(task)}"
     if run_verify:
         return "--run-verify"
     if not _terminal():
-        who = writer or "an unknown writer"
         raise Refused(
-            f"task {task.id} not completed: its verify command (written by {who}) needs your "
-            f"approval and there is no terminal to ask; rerun with --run-verify to accept "
+            f"task {task.id} not completed: its verify command needs your approval ({why}) "
+            f"and there is no terminal to ask; rerun with --run-verify to accept "
             f"`{task.verify.command}`"
         )
-    if not _ask(task):
+    if not _ask(task, why):
         raise Refused(f"task {task.id} not completed: you did not approve its verify command")
     return "terminal"
 
@@ -66,11 +67,14 @@ def approve_cli_verify(task: Task, workdir: Path, run_verify: bool) -> None:
     """Approve (see module docstring) and audit the decision; Refused when not approved.
     Landing a worktree from the command line calls this before it runs the verify there."""
     from ..permissions.audit import AuditLog
+    from ..state_migration import check
     from ..team.verify import record_verify
 
+    for line in check(workdir):  # old records moved once; carried ones reported
+        print(f"agent-cli: warning: {line}", file=sys.stderr)
     audit = AuditLog(workdir / ".team" / "audit.jsonl")
     try:
-        how = approve(task, run_verify)
+        how = approve(task, run_verify, workdir)
     except Refused as exc:
         record_verify(audit, task, "cli", False, "refused", str(exc))
         raise

@@ -1,7 +1,10 @@
-"""Which of a project's `.mcp.json` servers the human trusted, kept in
-`.agent-cli/settings.local.json` (Claude Code's `enabledMcpjsonServers` /
-`disabledMcpjsonServers`, plus the fingerprint of each answered definition, so a server whose
-command changed after the answer is asked about again)."""
+"""Which of a project's `.mcp.json` servers the human trusted, kept in the host-private
+`trust.json` (private_state.py: inside the git directory or under the user's home, never in
+a file a repository can carry) with Claude Code's key names (`enabledMcpjsonServers` /
+`disabledMcpjsonServers`), plus the fingerprint of each answered definition, so a server
+whose command changed after the answer is asked about again. The same keys in a
+`.agent-cli/settings.local.json` count for nothing (state_migration.py moves a user's own
+old answers once)."""
 
 from __future__ import annotations
 
@@ -9,28 +12,22 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StorageError, UserError
-from ..fsutil import atomic_write_json, ensure_dir
-from ..locking import StateLock
-from .config import ServerSpec, read_json_object
+from ..private_state import MCP_KEYS, TRUST_FILE, PrivateStore
+from .config import ServerSpec
 
-LOCAL_SETTINGS = Path(".agent-cli") / "settings.local.json"
-ENABLED, DISABLED, PRINTS = (
-    "enabledMcpjsonServers", "disabledMcpjsonServers", "mcpjsonServerFingerprints")
-
-
-def _read(path: Path) -> dict[str, Any]:
-    return read_json_object(path, "settings")
+ENABLED, DISABLED, PRINTS = MCP_KEYS
 
 
 class TrustStore:
     """The project servers' answers for one workdir."""
 
-    def __init__(self, workdir: Path) -> None:
-        self.path = Path(workdir) / LOCAL_SETTINGS
+    def __init__(self, workdir: Path, user: Path | None = None) -> None:
+        self.store = PrivateStore(Path(workdir), user)
+        self.path = self.store.path(TRUST_FILE)
 
     def answer(self, spec: ServerSpec) -> bool | None:
         """True trusted, False refused, None never asked (or asked about another definition)."""
-        data = _read(self.path)
+        data = self.store.read(TRUST_FILE)
         prints = data.get(PRINTS) if isinstance(data.get(PRINTS), dict) else {}
         if prints.get(spec.name) != spec.fingerprint:
             return None
@@ -44,12 +41,8 @@ class TrustStore:
         """Record the human's answer for `specs` (a locked read-modify-write, other keys kept)."""
         if not specs:
             return
-        try:
-            ensure_dir(self.path.parent)  # .agent-cli itself a link out: refused, named
-        except StorageError as exc:
-            raise UserError(f"cannot create {self.path.parent}: {exc}") from None
-        with StateLock(Path(str(self.path) + ".lock")).held():
-            data = _read(self.path)
+
+        def mutate(data: dict[str, Any]) -> bool:
             keep, drop = (ENABLED, DISABLED) if trusted else (DISABLED, ENABLED)
             names = {s.name for s in specs}
             data[keep] = sorted(set(_names(data, keep)) | names)
@@ -57,7 +50,12 @@ class TrustStore:
             prints = data.get(PRINTS) if isinstance(data.get(PRINTS), dict) else {}
             prints.update({s.name: s.fingerprint for s in specs})
             data[PRINTS] = prints
-            atomic_write_json(self.path, data)
+            return True
+
+        try:
+            self.store.update(TRUST_FILE, mutate)
+        except StorageError as exc:
+            raise UserError(f"answer not saved: {exc}") from None
 
 
 def _names(data: dict[str, Any], key: str) -> list[str]:

@@ -3,13 +3,15 @@
 - user:    `~/.agent-cli/settings.json` (`$AGENT_CLI_HOME/settings.json` when that is set)
 - project: `<workdir>/.agent-cli/settings.json`, meant to be committed
 - local:   `<workdir>/.agent-cli/settings.local.json`, this machine only; the first write
-  adds it to the repository's `.git/info/exclude` when the workdir is in a git repo.
+  adds it to the repository's `.git/info/exclude` when the workdir is in a git repo. One
+  that git tracks, or that another user owns, came from elsewhere: its widening parts are
+  held like the project's.
 
 Lists (permission rules, hooks) are gathered from every layer, each item remembering its
 layer; a scalar (`model`, `permissions.defaultMode`) is taken from the highest layer that
-sets it. Writes ("allow always", `/permissions save`) go to the local layer. Other parts
-(the MCP trust answers) read and write their own keys of the local layer through
-`load_local` / `update_local`; keys they do not name are left as they are.
+sets it. Writes ("allow always", `/permissions save`) go to the local layer. The human's
+trust answer is not a setting: it lives in the host-private `trust.json`
+(private_state.py), where no repository can put one.
 
 `loaded()` is what every reader sees (the policy, the hooks, `session_defaults`): the parts
 of the project layer (and of a settings.local.json git tracks) that widen what runs without
@@ -18,19 +20,19 @@ asking are left out until the human trusted them (project_trust.py); `held()` sa
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..private_state import TRUST_FILE, PrivateStore, user_dir
 from ..repo import add_to_exclude, find_repo_root
 from ..sandbox.config import SandboxSettings
 from ..sandbox.config import resolve as resolve_sandbox
 from .project_trust import (
     TRUST_KEY,
     HeldSettings,
-    committed,
+    foreign,
     widening,
     without_widening,
 )
@@ -38,15 +40,9 @@ from .settings import load_settings, update_rule, update_settings
 
 OLD_TRUST_KEY = "trustedProjectHooks"  # the hooks-only answer this one replaced
 LAYER_NAMES = ("user", "project", "local")
-USER_DIR_ENV = "AGENT_CLI_HOME"
 LOCAL_NAME = "settings.local.json"
 EXCLUDE_PATTERNS = ("**/.agent-cli/settings.local.json", "**/.agent-cli/*.lock")
-
-
-def user_dir() -> Path:
-    """The user's agent-cli directory: $AGENT_CLI_HOME, else ~/.agent-cli ($HOME honoured)."""
-    env = os.environ.get(USER_DIR_ENV, "").strip()
-    return Path(env).expanduser() if env else Path.home() / ".agent-cli"
+__all__ = ["LAYER_NAMES", "Layer", "SettingsLayers", "session_defaults", "user_dir"]
 
 
 @dataclass(frozen=True)
@@ -69,8 +65,9 @@ class SettingsLayers:
                  trust_project: bool = False) -> None:
         self.workdir = Path(workdir)
         self.trust_project = trust_project  # --trust-project-settings: this run only
-        self._local_committed: bool | None = None
+        self._local_foreign: bool | None = None
         udir = Path(user) if user is not None else user_dir()
+        self.private = PrivateStore(self.workdir, udir)
         home = Path.home()
         shown_user = udir / "settings.json"
         try:
@@ -125,17 +122,16 @@ class SettingsLayers:
         return self._held(self.raw_loaded())
 
     def trust(self, held: HeldSettings) -> None:
-        """Save the human's yes to exactly these held parts (in the local layer)."""
+        """Save the human's yes to exactly these held parts (host-private trust.json)."""
         want = held.fingerprint
 
         def mutate(data: dict[str, Any]) -> bool:
             if data.get(TRUST_KEY) == want:
                 return False
             data[TRUST_KEY] = want
-            data.pop(OLD_TRUST_KEY, None)
             return True
 
-        self.update_local(mutate)
+        self.private.update(TRUST_FILE, mutate)
 
     def sandbox_settings(self, flag: bool | None = None) -> SandboxSettings:
         """The `sandbox` settings from the effective layers (a tracked settings.local.json
@@ -146,10 +142,11 @@ class SettingsLayers:
         return resolve_sandbox(rows, flag)
 
     def _committed(self) -> bool:
-        """Whether git tracks settings.local.json (asked once per session: two git calls)."""
-        if self._local_committed is None:
-            self._local_committed = committed(self.local.path)
-        return self._local_committed
+        """Whether settings.local.json came from elsewhere: git tracks it or another user
+        owns it (asked once per session: two git calls)."""
+        if self._local_foreign is None:
+            self._local_foreign = foreign(self.local.path)
+        return self._local_foreign
 
     def _held(self, raw: list[tuple[Layer, dict[str, Any]]]) -> HeldSettings | None:
         held: HeldSettings | None = None
@@ -164,10 +161,9 @@ class SettingsLayers:
         return held
 
     def _trusted(self, held: HeldSettings, raw: list[tuple[Layer, dict[str, Any]]]) -> bool:
-        local = next((data for layer, data in raw if layer.name == "local"), {})
-        if local.get(TRUST_KEY) != held.fingerprint:
-            return False
-        return "local" not in held.parts and not self._committed()
+        """The human's yes to exactly these parts is in the private record (a trust key in
+        any settings file counts for nothing)."""
+        return self.private.read(TRUST_FILE).get(TRUST_KEY) == held.fingerprint
 
     def value(self, *keys: str, loaded: list[tuple[Layer, dict[str, Any]]] | None = None
               ) -> tuple[Any, Layer | None]:

@@ -7,11 +7,12 @@ SessionStart before anyone typed a word), `permissions.allow` rules and a wideni
 widen (sandbox.config.WIDENING_KEYS: allowWrite, allowedDomains, excludedCommands, turning
 it off, auto-allow, leaving it). Those parts are held back until
 the human says yes to exactly them: their fingerprint (sha256 of the canonical JSON) is kept
-in the local layer (`trustedProjectSettings`), so held parts edited after the answer are asked
-about again. Everything else (`permissions.deny` / `ask`, a narrowing mode, `model`, ...)
-always applies. The user's own layer and the local one are the human's: never held — unless
-git tracks that local file: then it came with the repository too, its widening parts are held
-like the project's and a trust answer in it counts for nothing.
+in the host-private `trust.json` (`trustedProjectSettings`; private_state.py: never in a file
+a repository can carry), so held parts edited after the answer are asked about again.
+Everything else (`permissions.deny` / `ask`, a narrowing mode, `model`, ...) always applies.
+The user's own layer and the local one are the human's: never held — unless git tracks that
+local file or another user owns it: then it came from elsewhere, its widening parts are held
+like the project's. A trust answer in any settings file counts for nothing.
 """
 
 from __future__ import annotations
@@ -19,14 +20,16 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..gitrepo import GitError, GitRepo
 from ..sandbox.config import WIDENING_KEYS
+from ..private_state import PROJECT_TRUST_KEY
 
-TRUST_KEY = "trustedProjectSettings"
+TRUST_KEY = PROJECT_TRUST_KEY
 NARROW_MODES = ("default", "plan")
 
 
@@ -138,6 +141,15 @@ def warning_line(held: HeldSettings, hooks: int = 0) -> str:
     return (f"{held.path.parent.name}/{held.path.name}: not trusted, not applied: "
             f"{held.summary(hooks)} (a terminal session asks at start; "
             f"--trust-project-settings applies them for one run)")
+
+
+def foreign(path: Path) -> bool:
+    """True when `path` is tracked by git or owned by another user (not this user's own)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return st.st_uid != os.geteuid() or committed(path)
 
 
 def committed(path: Path) -> bool:

@@ -1,6 +1,6 @@
 """Landing: complete_task of a task that lives in a worktree, one task at a time.
 
-Under the landing lock (`.agent-cli/landing.lock`, across processes: a merge queue):
+Under the landing lock (`landing.lock`, across processes: a merge queue):
 1. commit the worktree's changes on `agent-cli/task-<id>` (author: the teammate);
 2. merge a fresh snapshot of the main tree into the branch (git merge, 3-way); a conflict
    refuses completion, naming the files; the markers stay in the worktree to resolve;
@@ -8,10 +8,13 @@ Under the landing lock (`.agent-cli/landing.lock`, across processes: a merge que
 4. apply base..merged to the main working tree (tree_apply.py); when the main tree changed
    the same lines meanwhile, back to 2.
 Then the board completes the task, the worktree is removed, the branch kept (for `tasks
-diff`) unless the landing changed nothing: then it is deleted too. Each step is
-journaled in `.agent-cli/landing.json`: a run killed before step 4 leaves the main tree
-untouched (the next landing or start-up clears the leftovers); killed during step 4, the next
-one finishes it from the journal (landed, never a mix).
+diff`) unless the landing changed nothing: then it is deleted too. Each step is journaled in
+`landing.json`: a run killed before step 4 leaves the main tree untouched (the next landing
+or start-up clears the leftovers); killed during step 4, the next one finishes it from the
+journal (landed, never a mix). The lock, journal and stage are host-private
+(private_state.py: in the git directory, which a clone never carries); a journal that is not
+this user's regular file, or names a path that is not a plain relative one, is set aside
+and reported, and nothing it names is touched.
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Refused, StorageError, ToolError
 from ..events import MessageEvent
-from ..fsutil import atomic_write_json
 from ..gitrepo import GitError
 from ..locking import StateLock
 from .snapshot import add_all
@@ -37,6 +39,8 @@ if TYPE_CHECKING:
     from .worktrees import Worktrees
 
 MAX_ROUNDS = 5
+JOURNAL = "landing.json"
+_STEPS = ("commit", "merge", "apply", "applied")
 LANDING_LOCK_TIMEOUT_S = 900.0  # a landing can wait for another one's verify
 
 
@@ -59,9 +63,10 @@ class Landing:
         self.repo = wt.repo
         self.events = events
         self.mail = mail
-        self.lock = StateLock(wt.state_dir / "landing.lock", timeout=LANDING_LOCK_TIMEOUT_S)
-        self.journal = wt.state_dir / "landing.json"
-        self.apply = TreeApply(wt.repo, wt.snapshots, wt.state_dir)
+        self.store = wt.private
+        self.lock = StateLock(self.store.path("landing.lock"), timeout=LANDING_LOCK_TIMEOUT_S)
+        self.journal = self.store.path(JOURNAL)
+        self.apply = TreeApply(wt.repo, wt.snapshots, self.store.dir)
         self.on_step: Callable[[str], None] | None = None  # tests: a kill point per step
 
     # ----- the queue -------------------------------------------------------------------
@@ -335,23 +340,48 @@ class Landing:
         self._step(f"file:{path}")
 
     def _write(self, job: dict) -> None:
-        atomic_write_json(self.journal, job)
+        self.store.write(JOURNAL, job)
 
     def _read(self) -> dict | None:
-        from ..errors import AgentCliError
-        from ..fsutil import parse_json, read_state
-
-        try:  # never follows a link, never blocks on a FIFO
-            raw = read_state(self.journal)
-            if raw is None:
-                return None
-            data = parse_json(raw)
-        except (AgentCliError, OSError, ValueError):
-            from . import set_aside
-
-            set_aside(self.journal)
+        """The journal when it is this user's and well formed; else set aside, reported."""
+        job = self.store.read(JOURNAL)
+        if not job:
             return None
-        return data if isinstance(data, dict) else None
+        why = journal_problem(job)
+        if why is None:
+            return job
+        from ..fsutil import set_aside
+
+        moved = set_aside(self.journal, "unusable")
+        self.store.warn(f"{self.journal}: {why}; not trusted, nothing it names was touched"
+                        + (f" (set aside as {moved.name})" if moved is not None else ""))
+        return None
 
     def _drop(self) -> None:
         self.journal.unlink(missing_ok=True)
+
+
+def journal_problem(job: dict) -> str | None:
+    """Why a landing journal cannot be acted on (None: it can)."""
+    from ..relpaths import UnsafePath, check_relpath
+
+    if not isinstance(job.get("task"), int) or job.get("step") not in _STEPS:
+        return "not a landing journal (task, step)"
+    if not all(isinstance(job.get(k), str) for k in ("owner", "token", "result")):
+        return "not a landing journal (owner, token, result)"
+    files = job.get("files", [])
+    if not isinstance(files, list):
+        return "its files are not a list"
+    for f in files:
+        if not isinstance(f, dict):
+            return "a file entry is not an object"
+        try:
+            check_relpath(f.get("path"))
+        except UnsafePath as exc:
+            return str(exc)
+        for side in ("pre", "post"):
+            pair = f.get(side)
+            if pair is not None and not (isinstance(pair, list) and len(pair) == 2
+                                         and all(isinstance(x, str) for x in pair)):
+                return f"entry {f['path']!r} has a bad {side!r}"
+    return None

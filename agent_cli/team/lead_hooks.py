@@ -44,6 +44,8 @@ class LeadHooks:
         sandbox = getattr(self.rt, "sandbox", None)
         if sandbox is not None and sandbox.enabled and not sandbox.availability.ok:
             self._warn(sandbox.banner() + "; " + sandbox.mode_line().split("; ", 1)[-1])
+        for warning in getattr(self.rt, "state_warnings", []):
+            self._warn(f"state: {warning}")
         held = getattr(self.rt, "held_settings", None)
         if held is not None:  # a terminal session asked before this; still held: say so
             from ..permissions.project_trust import warning_line

@@ -1,11 +1,12 @@
 """Snapshots of the user's main tree as commits, made without touching it.
 
 Like `git stash create` plus untracked files: a copy of the repository's index in
-`.agent-cli/snapshot.index` (GIT_INDEX_FILE), `git add -A` (untracked files in, ignored files
-and agent-cli's own state out), `git write-tree`, `git commit-tree`. Each snapshot's parents
-are HEAD and the previous snapshot (kept on `refs/agent-cli/main-tree`), so the merge base of
-a task branch and a later snapshot is the snapshot the task started from, uncommitted changes
-included. While the main tree has not changed, `take()` returns the same commit.
+`snapshot.index` in the host-private directory (GIT_INDEX_FILE), `git add -A` (untracked
+files in, ignored files and agent-cli's own state out), `git write-tree`, `git commit-tree`.
+Each snapshot's parents are HEAD and the previous snapshot (kept on
+`refs/agent-cli/main-tree`), so the merge base of a task branch and a later snapshot is the
+snapshot the task started from, uncommitted changes included. While the main tree has not
+changed, `take()` returns the same commit.
 """
 
 from __future__ import annotations

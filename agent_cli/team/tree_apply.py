@@ -13,6 +13,7 @@ holds `pre`, so a user's edit is never overwritten; the user's index is never to
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..gitrepo import GitError, GitRepo
+from ..relpaths import UnsafePath, check_relpath, is_real_dir, kind_at, open_parent
 from .snapshot import Snapshots, excludes
 
 NULL_MODE = "000000"
@@ -33,11 +35,11 @@ class Plan:
 
 
 class TreeApply:
-    def __init__(self, repo: GitRepo, snapshots: Snapshots, state_dir: Path) -> None:
+    def __init__(self, repo: GitRepo, snapshots: Snapshots, private: Path) -> None:
         self.repo = repo
         self.snapshots = snapshots
-        self.stage = state_dir / "landing-stage"
-        self.index = state_dir / "landing.index"
+        self.stage = private / "landing-stage"  # host-private (private_state.py)
+        self.index = private / "landing.index"
 
     # ----- plan ------------------------------------------------------------------------
     def plan(self, base: str, merged: str) -> Plan | None:
@@ -114,7 +116,11 @@ class TreeApply:
     def finish(self, files: list[dict], on_file=None) -> list[str]:
         """Move each staged file into place (or delete); idempotent. Returns the paths left
         alone because the user changed them since the plan was made. `on_file(path)` runs
-        after each file (tests kill the process there)."""
+        after each file (tests kill the process there). Every path is confined first
+        (relpaths: relative, no `..`, no symlink on the way): a bad one is UnsafePath and
+        nothing is touched."""
+        for f in files:
+            check_relpath(f["path"])
         current = self._current([f["path"] for f in files])
         skipped = []
         for f in sorted(files, key=lambda f: (f["post"] is not None, f["path"])):
@@ -125,23 +131,54 @@ class TreeApply:
             if cur != pre:
                 skipped.append(path)
                 continue
-            target = self.repo.top / path
-            if post is None:
-                os.unlink(target)
-                self._prune_dirs(target.parent)
+            try:
+                if post is None:
+                    self._unlink(path)
+                    continue
+                staged = self.stage / path
+                if not staged.exists() and not staged.is_symlink():
+                    self.stage_files([f])
+                self._put(staged, path)
+            except UnsafePath:  # a symlink or file swapped in on the way: never written through
+                skipped.append(path)
                 continue
-            staged = self.stage / path
-            if not staged.exists() and not staged.is_symlink():
-                self.stage_files([f])
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)  # held only files the change deletes (checked above)
-            _fsync_file(staged)
-            os.replace(staged, target)
             if on_file is not None:
                 on_file(path)
         shutil.rmtree(self.stage, ignore_errors=True)
         return skipped
+
+    def _unlink(self, path: str) -> None:
+        dfd, name = open_parent(self.repo.top, path)
+        try:
+            os.unlink(name, dir_fd=dfd)
+        finally:
+            os.close(dfd)
+        self._prune_dirs((self.repo.top / path).parent)
+
+    def _put(self, staged: Path, path: str) -> None:
+        """os.replace the staged file over `path` in the main tree, through the fd of its
+        directory (a copy first when the stage is on another file system)."""
+        dfd, name = open_parent(self.repo.top, path, create=True)
+        try:
+            if is_real_dir(kind_at(dfd, name)):
+                shutil.rmtree(name, dir_fd=dfd)  # held only files the change deletes
+            _fsync_file(staged)
+            try:
+                os.replace(staged, name, dst_dir_fd=dfd)
+            except OSError as exc:
+                if exc.errno != errno.EXDEV:
+                    raise
+                tmp = f".{name[:200]}.agent-cli-land"
+                if staged.is_symlink():
+                    os.symlink(os.readlink(staged), tmp, dir_fd=dfd)
+                else:
+                    with open(staged, "rb") as src, open(tmp, "xb", opener=_opener(dfd)) as dst:
+                        shutil.copyfileobj(src, dst)
+                        os.fchmod(dst.fileno(), os.stat(staged).st_mode & 0o7777)
+                        os.fsync(dst.fileno())
+                os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        finally:
+            os.close(dfd)
 
     def _prune_dirs(self, d: Path) -> None:
         while d != self.repo.top and d.is_relative_to(self.repo.top):
@@ -158,8 +195,10 @@ class TreeApply:
         for p in paths:
             full = self.repo.top / p
             try:
+                os.close(open_parent(self.repo.top, p)[0])  # no symlink on the way
                 st = os.lstat(full)
-            except (FileNotFoundError, NotADirectoryError):
+            except (UnsafePath, FileNotFoundError, NotADirectoryError):
+                # (a symlink on the way: check_paths / finish refuse to write through it)
                 out[p] = None
                 continue
             if stat.S_ISLNK(st.st_mode):
@@ -212,6 +251,12 @@ def _fsync_file(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _opener(dir_fd: int):
+    def opener(name: str, flags: int) -> int:
+        return os.open(name, flags | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+    return opener
 
 
 def _unlink(path: Path) -> None:

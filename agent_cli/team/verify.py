@@ -99,10 +99,17 @@ def check_verify(
     return VerifyOutcome(True, f"`{verify.command}` passed")
 
 
-def verify_purpose(task: Task) -> str:
-    """"task #3 verify" plus who wrote the command, for the approval and the audit."""
+def verify_purpose(task: Task, workdir: Path | None = None) -> str:
+    """"task #3 verify" plus who wrote the command, for the approval and the audit. A
+    person named by the task file (`cli`) but not by the host-private record is shown as a
+    claim (board/verify_authors.py): a task file can say anything."""
+    from ..board.verify_authors import HUMAN_WRITERS, VerifyAuthors
+
     assert task.verify is not None
     who = task.verify.set_by or "an unknown writer (an older task file)"
+    if workdir is not None and who in HUMAN_WRITERS:
+        if VerifyAuthors(workdir).writer(task) not in HUMAN_WRITERS:
+            who = f"{who} according to its task file (not proved)"
     return f"task #{task.id} verify, written by {who}"
 
 
@@ -129,7 +136,7 @@ def ask_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> Ver
     assert task.verify is not None
     shell = shell_tool(getattr(runtime, "sandbox", None))
     args = shell.parse({"command": task.verify.command})
-    vctx = replace(ctx, purpose=verify_purpose(task))
+    vctx = replace(ctx, purpose=verify_purpose(task, runtime.workdir))
     # PreToolUse hooks see the verify command as the shell call it is.
     use = ToolUseBlock(id=f"verify_task_{task.id}", name=shell.name,
                        input={"command": task.verify.command})

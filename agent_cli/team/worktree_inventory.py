@@ -114,6 +114,6 @@ def diff_of(wt: Worktrees, task_id: int) -> str:
     base = repo.out("merge-base", branch, REF) if repo.rev(REF) else branch
     path = wt.path(task_id)
     if (path / ".git").is_file():
-        tree = tree_of_dir(repo, path, wt.state_dir / f"diff-{task_id}.index")
+        tree = tree_of_dir(repo, path, wt.private.path(f"diff-{task_id}.index"))
         return repo.out("diff", base, tree, *spec)
     return repo.out("diff", base, branch, *spec)

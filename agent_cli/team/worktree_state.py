@@ -1,4 +1,6 @@
-"""`.agent-cli/worktrees/state.json`: where each task lives, for every process and a resumed run.
+"""`worktrees.json` in the host-private directory (private_state.py: inside the git
+directory, never in a file a clone can bring): where each task lives, for every process and
+a resumed run.
 
 One record per task id: `path` and `branch` of its worktree, `status` (active: a worktree
 holds its work; refused: the last landing was refused, `detail` says why; landed: its change

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ..errors import StorageError, UserError
 from ..gitrepo import GitError, GitRepo
 from ..locking import StateLock
+from ..private_state import PrivateStore
 from ..tools.workspace_root import Workspace
 from .snapshot import Snapshots
 from .worktree_state import WorktreeState
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from ..board.store import TaskBoard
 
 MODES = ("auto", "on", "off")
+STATE_NAME = "worktrees.json"
 BRANCH_PREFIX = "agent-cli/task-"
 
 
@@ -69,10 +71,13 @@ class Worktrees:
         if self.mode == "on" and self.repo is None:
             raise UserError(f"--worktrees on: {self.workdir} is not in a git repository")
         self.enabled = self.repo is not None
-        self.state = WorktreeState(self.dir / "state.json")
+        # the records, the landing journal and stage: inside the git directory, which a
+        # clone never carries (private_state.py)
+        self.private = PrivateStore(self.workdir)
+        self.state = WorktreeState(self.private.path(STATE_NAME))
         # one worktree add/remove/prune at a time (a prune would drop another's half-made one)
         self.lock = StateLock(self.state_dir / "worktrees.lock", timeout=120.0)
-        self.snapshots = Snapshots(self.repo, self.state_dir) if self.repo else None
+        self.snapshots = Snapshots(self.repo, self.private.dir) if self.repo else None
         self.landing = None
         self._sweeper: threading.Thread | None = None
         self._settlers: dict[int, tuple[threading.Thread, threading.Event]] = {}
@@ -80,6 +85,7 @@ class Worktrees:
         if self.repo is not None:
             from .landing import Landing
 
+            self.private.ensure()
             self.repo.ensure_excluded(".agent-cli/")
             self.landing = Landing(self, events, mail)
             self.sweep()  # what a run that exited early left in the trash
@@ -104,9 +110,25 @@ class Worktrees:
         return self.path(task_id) / self.repo.prefix if self.repo.prefix else self.path(task_id)
 
     def is_ready(self, task_id: int) -> bool:
+        """The task has a worktree this host made: a record in the private state and a
+        `.git` file naming a git directory of this repository (never a planted one)."""
         rec = self.state.get(task_id) if self.enabled else None
         return bool(rec and rec.get("status") in ("active", "refused", "landing")
-                    and (self.path(task_id) / ".git").is_file())
+                    and self._registered(task_id))
+
+    def _registered(self, task_id: int) -> bool:
+        assert self.repo is not None
+        dot = self.path(task_id) / ".git"
+        try:
+            if dot.is_symlink() or not dot.is_file():
+                return False
+            text = dot.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            return False
+        if not text.startswith("gitdir:"):
+            return False
+        gitdir = Path(os.path.realpath(self.path(task_id) / text[len("gitdir:"):].strip()))
+        return gitdir.parent == Path(os.path.realpath(self.repo.common_dir / "worktrees"))
 
     def workspace_for(self, agent: str) -> Workspace | None:
         """The worktree of the task `agent` holds, or None (the main tree)."""

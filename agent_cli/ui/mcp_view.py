@@ -17,8 +17,8 @@ def trust_question(specs: list[Any]) -> Text:
     for spec in specs:
         text.append(f"  {spec.name}", style="bold")
         text.append(f"  {spec.shown}\n", style="dim")
-    text.append("They run as you, with your rights. Your answer is kept in "
-                ".agent-cli/settings.local.json.", style="dim")
+    text.append("They run as you, with your rights. Your answer is kept in agent-cli's "
+                "private state (in .git/, never in a file the repository carries).", style="dim")
     return text
 
 

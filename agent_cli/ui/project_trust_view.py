@@ -34,7 +34,7 @@ def settings_question(held: Any, hooks: Any) -> Text:
                 text.append(f" [{spec.matcher}]")
             text.append(f"  {spec.command}\n", style="dim")
     text.append("Allowed commands run without a question; hooks run as you, outside the "
-                "permission gate. Your answer is kept in .agent-cli/settings.local.json; "
+                "permission gate. Your answer is kept in agent-cli's private state (in .git/); "
                 "changed settings are asked about again.", style="dim")
     return text
 

@@ -1,5 +1,5 @@
 """SIGKILL during a landing leaves the landed or the unlanded state, never a mix, and the
-next run finishes it: the journal in .agent-cli/landing.json is rolled forward at start-up."""
+next run finishes it: the landing journal (in the git directory) is rolled forward at start-up."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def _state(workdir: Path, task_id: int) -> str:
         assert task.status == "completed" and task.result == "landed by the child"
         assert not rt.worktrees.path(task_id).exists()
         assert rt.worktrees.state.get(task_id)["status"] == "landed"
-        assert not (workdir / ".agent-cli" / "landing.json").exists()
+        assert not rt.worktrees.landing.journal.exists()
         return "landed"
     assert contents == {"old"}, f"a mix in the main tree: {contents}"
     assert (task.status, task.owner) == ("in_progress", "alice")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.private import trust_record
 from support.repl_spawn import spawn_repl
 
 pexpect = pytest.importorskip("pexpect")
@@ -42,7 +43,7 @@ def test_trust_question_mcp_listing_and_a_call(workdir: Path, tmp_path: Path) ->
     assert "echo: pty" in _session_lead(workdir).read_text()
     pids = [int(x) for x in pidfile.read_text().split()]
     assert pids and not any(Path(f"/proc/{p}").exists() for p in pids)
-    local = json.loads((workdir / ".agent-cli" / "settings.local.json").read_text())
+    local = trust_record(workdir)
     assert local["enabledMcpjsonServers"] == ["fx"]
     # The answer is kept: the next session does not ask again.
     child = spawn_repl(workdir, SCRIPT, timeout=30)

@@ -3,7 +3,6 @@ agent tools, calls, a server that dies mid-call, HTTP on loopback, a clean stop.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -11,6 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from support.private import trust_record
 
 from agent_cli.errors import UserError
 from agent_cli.mcp.config import expand, load_specs, parse_servers
@@ -232,8 +232,9 @@ def test_project_servers_start_only_once_trusted_and_a_changed_command_asks_agai
     assert m.start() == []
     assert m.servers["fx"].status == "not started: not trusted (.mcp.json)"
     assert m.answer_trust(m.needs_trust(), True) == ""
-    saved = json.loads((workdir / ".agent-cli" / "settings.local.json").read_text())
+    saved = trust_record(workdir)
     assert saved["enabledMcpjsonServers"] == ["fx"]
+    assert not (workdir / ".agent-cli" / "settings.local.json").exists()
     again = manager(workdir, servers, origin="project")
     assert again.needs_trust() == [] and [s.name for s in again.startable()] == ["fx"]
     changed = manager(workdir, {"fx": stdio_entry(args=[SERVER, "--evil"])}, origin="project")

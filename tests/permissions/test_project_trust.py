@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import run_scripted
+from support.private import trust_record
 from support.repl_spawn import spawn_repl
 from support.worktree import git
 
@@ -146,7 +147,7 @@ def test_the_repl_asks_once_and_remembers_a_yes(cloned, tmp_path: Path) -> None:
     finally:
         child.close()
     assert marker.read_text().splitlines() == ["ran", "ran"]
-    local = json.loads((workdir / ".agent-cli" / "settings.local.json").read_text())
+    local = trust_record(workdir)
     assert TRUST_KEY in local
     child = spawn_repl(workdir, SCRIPT)  # remembered: no question
     try:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from support.cli import run_scripted
 from support.hooks import trust_project
+from support.private import trust_record
 from support.repl_spawn import spawn_repl
 from support.worktree import git
 
@@ -71,7 +72,7 @@ def test_trust_project_settings_applies_them_for_that_run_only(workdir, tmp_path
 def test_a_trust_answer_covers_exactly_the_allow_list_it_saw(workdir, tmp_path) -> None:
     _clone(workdir, {"permissions": {"allow": ["Bash(touch *)"]}})
     trust_project(workdir)
-    local = json.loads((workdir / ".agent-cli" / "settings.local.json").read_text())
+    local = trust_record(workdir)
     assert set(local) == {"trustedProjectSettings"}
     _headless(workdir, tmp_path)
     assert (workdir / "pwned").exists()
@@ -177,7 +178,7 @@ def test_the_repl_asks_once_and_a_yes_applies_at_once(workdir, tmp_path) -> None
     finally:
         child.close()
     assert (workdir / "pwned").exists() and marker.read_text() == "ran"
-    local = json.loads((workdir / ".agent-cli" / "settings.local.json").read_text())
+    local = trust_record(workdir)
     assert "trustedProjectSettings" in local
     child = spawn_repl(workdir, TOUCH)  # remembered: no question
     try:

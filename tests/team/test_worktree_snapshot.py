@@ -93,7 +93,7 @@ def test_landing_never_writes_through_a_symlinked_directory(workdir, tmp_path):
         rt.worktrees.landing.land(task, "alice", task.claim_token, "ok")
     assert list(outside.iterdir()) == []
     assert rt.board.get(task.id).status == "in_progress"
-    assert not (workdir / ".agent-cli" / "landing.json").exists()
+    assert not rt.worktrees.landing.journal.exists()
 
 
 def test_a_file_the_task_deletes_is_deleted_and_a_new_directory_made(workdir):
