@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..gitrepo import GitError, GitRepo
-from ..sandbox.config import WIDENING_KEYS
 from ..private_state import PROJECT_TRUST_KEY
+from ..sandbox.config import WIDENING_KEYS
 
 TRUST_KEY = PROJECT_TRUST_KEY
 NARROW_MODES = ("default", "plan")
