@@ -8,13 +8,13 @@ refusals raise the errors.py classes, which cli.main prints as one line (exit 3 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the board pulls in pydantic: imported when a command runs
     from ..board.models import Problem
     from ..board.store import TaskBoard
+from .. import safetext
 from ..errors import Refused, UserError
 from . import worktrees as worktree_cmds
 from .task_routing import (
@@ -198,7 +198,7 @@ def report_expired(board: TaskBoard, stream: Any = None) -> None:
 
 
 def print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(safetext.dumps(data, indent=2))
 
 
 def warn(problem: Problem) -> None:

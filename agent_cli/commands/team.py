@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import safetext
 from ..errors import NotFound, StorageError, UserError
 from ..names import LEAD, check_name
 
@@ -76,7 +77,7 @@ def run_team(args: argparse.Namespace) -> int:
             "members": [{**m.model_dump(), "gone": gone_of(m)} for m in snap.members],
             "problem": snap.problem,
         }
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(safetext.dumps(data, indent=2))
     else:
         print(format_team(snap.team, snap.members))
     if snap.problem:
@@ -132,7 +133,7 @@ def run_inbox(args: argparse.Namespace) -> int:
     messages = delivery.messages
     if args.json:
         data = [json.loads(m.to_line()) for m in messages]
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(safetext.dumps(data, indent=2))
         return 0
     if not messages:
         print(f"no unread messages for {args.name}")

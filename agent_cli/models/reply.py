@@ -107,9 +107,12 @@ def reply_tokens(text: str, calls: int) -> int:
 
 def request_tokens(request: ModelRequest) -> int:
     """The estimated input of a request: its system prompt, messages and tools."""
-    return estimate_tokens(
-        request.system + request.model_dump_json(include={"messages", "tools"})
-    )
+    try:
+        body = request.model_dump_json(include={"messages", "tools"})
+    except ValueError:  # pydantic's JSON has no room for a lone surrogate; the count does
+        body = json.dumps(request.model_dump(mode="json", include={"messages", "tools"}),
+                          ensure_ascii=False, separators=(",", ":"))
+    return estimate_tokens(request.system + body)
 
 
 def reply_usage(reply: Reply, input_tokens: int) -> Usage:
