@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import NotFound, StorageError, UserError
 from ..fsutil import atomic_write_json, parse_json, read_state, utc_now
+from ..safetext import visible
 
 SESSION_RE = re.compile(r"^\d{8}-\d{9}-[0-9a-f]{4}$")
 TAIL_BYTES = 65536
@@ -158,15 +159,16 @@ def _user_text(line: str) -> str:
 
 
 def session_table(sessions: list[Session]) -> str:
-    """`--resume` / `/resume`: one line per session, newest first."""
+    """`--resume` / `/resume`: one line per session, newest first (what a transcript or a
+    session file says is shown through `safetext.visible`)."""
     if not sessions:
         return "no sessions in this workdir yet"
     lines = [f"{'ID':<23}  {'STARTED (UTC)':<19}  {'TEAM':<24}  LAST PROMPT"]
     for s in sessions:
-        team = ", ".join(s.team) or "-"
-        prompt = last_prompt(s) or "-"
+        team = visible(", ".join(map(str, s.team)), one_line=True) or "-"
+        prompt = visible(last_prompt(s), one_line=True) or "-"
         prompt = prompt if len(prompt) <= 60 else prompt[:59] + "…"
-        started = s.started_at[:19].replace("T", " ")
+        started = visible(str(s.started_at)[:19].replace("T", " "), one_line=True)
         lines.append(f"{s.id:<23}  {started:<19}  {team[:24]:<24}  {prompt}")
     lines.append("resume one with: agent-cli --resume ID  (or -c for the newest)")
     return "\n".join(lines)
