@@ -15,12 +15,12 @@ Events are read by attribute (`event.type`, `event.delta` ...): no SDK import he
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
+from ..fsutil import parse_json
 from .base import (
     INVALID_INPUT_KEY,
     Message,
@@ -142,8 +142,8 @@ def _start_block(cb: Any) -> _Block:
 def _parse_tool(block: _Block) -> ToolUseBlock | None:
     """The complete tool_use, or None when its input is not a JSON object (decided later)."""
     try:
-        value = json.loads(block.json) if block.json.strip() else {}
-    except ValueError:
+        value = parse_json(block.json) if block.json.strip() else {}
+    except ValueError:  # parse_json: nesting too deep for the parser is a ValueError too
         return None
     if not isinstance(value, dict):
         return None

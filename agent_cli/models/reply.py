@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fsutil import parse_json
 from .base import (
     INVALID_INPUT_KEY,
     Message,
@@ -131,8 +132,8 @@ def call_input(raw: dict[str, Any] | str) -> dict[str, Any]:
     if isinstance(raw, dict):
         return dict(raw)
     try:
-        value = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+        value = parse_json(raw) if raw.strip() else {}
+    except ValueError:  # not JSON, or nested too deeply to parse
         value = None
     return value if isinstance(value, dict) else {INVALID_INPUT_KEY: raw}
 
