@@ -12,6 +12,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from rich.text import Text
 from support.cli import run_scripted
 
 from agent_cli.app import open_runtime
@@ -213,3 +214,18 @@ def test_visible_is_idempotent_and_keeps_ordinary_text() -> None:
     assert visible(once) == once and raw_controls(once) == set()
     assert visible("a\r\nb\rc") == "a\nb\\x0dc"
     assert visible("a\nb", one_line=True) == "a\\x0ab"
+
+
+def test_a_renderer_that_forgets_is_still_safe() -> None:
+    """The last layer: every console is a SafeConsole (no markup, segments made visible),
+    whatever renderable carries the raw string."""
+    from rich.table import Table
+
+    table = Table("raw")
+    table.add_row(H)
+    for renderable in (H, Text(H), table):
+        for color in (False, True):
+            out = render_str(renderable, 300, color)
+            assert "\x1b[2J" not in out and "\x9b" not in out and "\u202e" not in out
+            assert "\x1b]0;" not in out and "\ud800" not in out
+    assert "[red]x[/red]" in render_str("[red]x[/red]", 100, True)
