@@ -229,3 +229,29 @@ def test_a_renderer_that_forgets_is_still_safe() -> None:
             assert "\x1b[2J" not in out and "\x9b" not in out and "\u202e" not in out
             assert "\x1b]0;" not in out and "\ud800" not in out
     assert "[red]x[/red]" in render_str("[red]x[/red]", 100, True)
+
+
+def test_the_real_repl_shows_the_spoof_marked_and_runs_nothing_on_no(workdir: Path) -> None:
+    """In a pseudo-terminal: the spoofing escapes arrive as visible text, never as the
+    sequences themselves, and answering no leaves the disk as it was."""
+    pexpect = pytest.importorskip("pexpect")
+    from support.repl_spawn import spawn_repl
+
+    script = {"lead": [{"text": "", "tool_calls": [{"name": "shell", "input": {
+        "command": f"touch pwned {SPOOF}"}}]}, {"text": "Understood."}]}
+    child = spawn_repl(workdir, script)
+    try:
+        child.send("go\r")
+        child.expect("Choose 1, 2 or 3")
+        shown = child.before
+        assert "\x1b[2K\x1b[1G│ lead" not in shown and "\x1b[1G│" not in shown
+        assert "\\x1b" in shown and "control or invisible characters" in shown
+        child.send("3")
+        child.expect(r"do instead\?")
+        child.send("\r")
+        child.expect("Understood.")
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert not (workdir / "pwned").exists()
