@@ -50,12 +50,17 @@ def visible(text: Any, one_line: bool = False) -> str:
     text = text if isinstance(text, str) else str(text)
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
-    if text.isascii() and text.isprintable() and not one_line:
+    if text.isascii() and text.isprintable():  # the common case: nothing to do
         return text
-    text = UNSAFE.sub(lambda m: escape_char(m.group()), text)
-    if one_line:
-        text = _LINE_BREAKS.sub(lambda m: escape_char(m.group()), text)
+    if UNSAFE.search(text) is not None:
+        text = UNSAFE.sub(_escaped, text)
+    if one_line and ("\n" in text or "\t" in text):
+        text = _LINE_BREAKS.sub(_escaped, text)
     return text
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return escape_char(match.group())
 
 
 def is_safe(text: str) -> bool:

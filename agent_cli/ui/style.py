@@ -57,7 +57,8 @@ class SafeConsole(Console):
     def _render_buffer(self, buffer: Any) -> str:
         # rich's one place where segments become output (Console.print, Live, capture)
         return super()._render_buffer(
-            seg if seg.control else Segment(visible(seg.text), seg.style, seg.control)
+            seg if seg.control or UNSAFE.search(seg.text) is None
+            else Segment(visible(seg.text), seg.style, seg.control)
             for seg in buffer
         )
 
