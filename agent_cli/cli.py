@@ -4,21 +4,24 @@ Subcommand modules register their own parsers (commands/tasks.py, commands/team.
 module only builds the top-level parser, checks option values (a bad number is one argparse
 error, exit 2), maps errors to exit codes and dispatches. A reader that closes our stdout
 early (`agent-cli tasks list --json | head -1`) ends the run quietly with exit 1, as GNU tools
-do on a write error: no traceback.
+do on a write error: no traceback. Everything but the REPL and `watch` writes through
+`safetext.SafeStream`: no control character anyone else wrote reaches the terminal raw.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from . import __version__
 from .commands.workdir import workdir_of, workdir_parent
 from .errors import AgentCliError, UserError
+from .safetext import SafeStream, visible
 
 EXIT_CODES = """exit codes:
   0  success (headless: every task the run created or claimed is completed)
@@ -304,21 +307,45 @@ def list_sessions(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    with safe_output(not draws_terminal(args)):
+        try:
+            code = dispatch(args)
+            sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+            return code
+        except BrokenPipeError:
+            return _reader_gone()
+        except UserError as exc:
+            print(f"agent-cli: {visible(exc)}", file=sys.stderr)
+            return exc.exit_code
+        except AgentCliError as exc:
+            print(f"agent-cli: {visible(exc)}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("agent-cli: interrupted", file=sys.stderr)
+            return 130
+
+
+def draws_terminal(args: argparse.Namespace) -> bool:
+    """True for the REPL and `watch`: they write their own escape sequences (through rich's
+    and prompt_toolkit's safe paths, ui/style.SafeConsole), so stdout is theirs as it is."""
+    if getattr(args, "handler", None) is not None:
+        return bool(getattr(args, "draws_terminal", False))
+    return args.prompt is None and getattr(args, "resume", None) != ""
+
+
+@contextlib.contextmanager
+def safe_output(on: bool) -> Iterator[None]:
+    """Every verb, headless run and message on stdout/stderr goes through
+    `safetext.visible`: nothing a task, message, file name or model wrote is interpreted."""
+    if not on:
+        yield
+        return
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = SafeStream(sys.stdout), SafeStream(sys.stderr)  # type: ignore
     try:
-        code = dispatch(args)
-        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
-        return code
-    except BrokenPipeError:
-        return _reader_gone()
-    except UserError as exc:
-        print(f"agent-cli: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except AgentCliError as exc:
-        print(f"agent-cli: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("agent-cli: interrupted", file=sys.stderr)
-        return 130
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def _reader_gone() -> int:

@@ -15,6 +15,7 @@ import errno
 import json
 import logging
 import os
+import re
 import secrets
 import stat
 from datetime import UTC, datetime
@@ -34,6 +35,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _KINDS = (
     (stat.S_ISLNK, "a symbolic link"),
     (stat.S_ISFIFO, "a FIFO"),
@@ -279,6 +281,16 @@ def replace_at(dir_fd: int, name: str, data: bytes, mode: int, *, fsync: bool = 
         raise
 
 
+def encode_text(text: str) -> bytes:
+    """`text` as UTF-8; a lone surrogate (`\\ud800`, which UTF-8 cannot carry) is written as
+    the JSON escape `\\ud800`: in a JSON string (every state file) it reads back as the same
+    text, and nothing that stores a model's or a tool's text ever fails on it."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
+
+
 def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
     """Write `text` to state file `path` atomically (see replace_at); the file keeps its mode.
 
@@ -302,7 +314,7 @@ def atomic_write_text(path: Path, text: str, *, fsync: bool = True) -> None:
             raise UnusableFile(path, f"{describe(st.st_mode)}, not a regular file")
         # keep the mode of the file being replaced (mkstemp's 0600 would hide shared state)
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
-        replace_at(dfd, path.name, text.encode("utf-8"), mode, fsync=fsync)
+        replace_at(dfd, path.name, encode_text(text), mode, fsync=fsync)
     except OSError as exc:
         raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
     finally:
@@ -335,7 +347,7 @@ def append_line(path: Path, line: str, *, fsync: bool = True) -> int:
     so the torn fragment stays on its own line and the new record is intact.
     """
     path = Path(path)
-    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    data = encode_text(line.rstrip("\n") + "\n")
     try:
         fd = _open_append(path)
     except UnusableFile:

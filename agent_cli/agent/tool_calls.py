@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
 from ..events import Event, ToolFinished, ToolStarted
+from ..fsutil import parse_json
 from ..models.base import INVALID_INPUT_KEY, ToolResultBlock, ToolUseBlock
 from ..tools.base import ToolContext, ToolOutput, ToolSet
 from .conversation import INTERRUPTED, answers_for
@@ -97,13 +98,12 @@ class ToolRunner:
 def invalid_input(tool: str, raw: str) -> str:
     """Why input that is not a JSON object was refused: not JSON at all, or JSON of the
     wrong kind (a string holding the object is the usual slip)."""
-    import json
-
     shown = raw if len(raw) <= 200 else raw[:200] + "..."
     try:
-        value = json.loads(raw)
-    except ValueError:
-        return f"tool input for {tool} was not valid JSON: {shown}"
+        value = parse_json(raw)
+    except ValueError as exc:  # too deep for the parser is a ValueError too (parse_json)
+        why = "nested too deeply" if "deep" in str(exc) else "not valid JSON"
+        return f"tool input for {tool} was {why}: {shown}"
     kind = {str: "a string", list: "an array", bool: "a boolean", type(None): "null"}.get(
         type(value), "a number"
     )

@@ -4,8 +4,9 @@ and review tools (`agent-cli tasks graph`, `/tasks graph`).
 Edges go from a blocker to what it unblocks. In the text form each task is drawn once: a
 task reached again (a shared dependency) is named with "(see above)", an edge back into the
 path being drawn is a cycle. Dependencies on missing or corrupt tasks appear as their own
-nodes, and every problem the board reports is listed under the graph. Pure functions of a
-BoardSnapshot.
+nodes, and every problem the board reports is listed under the graph. Subjects, owners and
+problems are shown through `safetext.visible` (one line each): a subject can neither drive the
+terminal nor add lines to a Mermaid or DOT file. Pure functions of a BoardSnapshot.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..safetext import visible
 from . import dag
 from .models import BoardSnapshot
 
@@ -79,7 +81,9 @@ def build(snapshot: BoardSnapshot) -> Graph:
         if state == "pending" and dag.waiting_on(t, tasks):
             state = "blocked"
         waits = tuple(dag.waiting_on(t, tasks)) if state == "blocked" else ()
-        graph.nodes[t.id] = Node(t.id, state, " ".join(t.subject.split()), t.owner, waits)
+        subject = visible(" ".join(t.subject.split()), one_line=True)
+        owner = visible(t.owner, one_line=True) if t.owner else None
+        graph.nodes[t.id] = Node(t.id, state, subject, owner, waits)
     for t in snapshot.tasks:
         for dep in dict.fromkeys(t.blocked_by):
             if dep not in graph.nodes:
@@ -88,7 +92,7 @@ def build(snapshot: BoardSnapshot) -> Graph:
     for cid in sorted(corrupt):
         graph.nodes.setdefault(cid, Node(cid, "corrupt"))
     graph.edges.sort()
-    graph.problems = [p.line() for p in snapshot.problems]
+    graph.problems = [visible(p.line(), one_line=True) for p in snapshot.problems]
     return graph
 
 

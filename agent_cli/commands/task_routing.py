@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..board.route_args import ASSIGNEE_MEANS, PLAN_MEANS, ROLE_MEANS, reroutes
 from ..errors import UserError
+from .state_checks import warns_odd_files
 
 if TYPE_CHECKING:
     from ..team.roster import Roster
@@ -34,7 +35,7 @@ def add_parser_update(acts: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--require-plan", action="store_true", dest="plan_on")
     p.add_argument("--no-require-plan", action="store_true", dest="plan_off")
     p.add_argument("--as", dest="actor", default="lead", metavar="NAME")
-    p.set_defaults(handler=cmd_update)
+    p.set_defaults(handler=warns_odd_files(cmd_update))
 
 
 def add_routing_flags(p: argparse.ArgumentParser) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..safetext import visible
+
 if TYPE_CHECKING:
     from ..board.models import Problem, Task, Verify
 
@@ -15,7 +17,7 @@ Row = tuple[int, list[str]]  # (task id, its cells)
 
 
 def _cut(text: str, width: int) -> str:
-    text = " ".join(text.split())
+    text = visible(" ".join(text.split()), one_line=True)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -67,8 +69,8 @@ def _task_rows(tasks: list[Task], by_id: dict[int, Task], routed: bool) -> list[
             marker,
             f"#{task.id}",
             _cut(task.subject, 40),
-            task.owner or "-",
-            *([routing.short(task) or "-"] if routed else []),
+            _cut(task.owner or "-", 40),
+            *([_cut(routing.short(task), 60) or "-"] if routed else []),
             dag.ids_text(waiting) or "-",
             _cut(task.result or "", 30) or "-",
         ]))
@@ -81,7 +83,8 @@ def _broken_rows(problems: list[Problem], by_id: dict[int, Task]) -> list[Row]:
     for prob in problems:
         if prob.task_id not in by_id:
             tid = prob.task_id or 0
-            cells = [BROKEN, f"#{tid}" if tid else "?", f"unreadable {prob.path}: {prob.message}"]
+            cells = [BROKEN, f"#{tid}" if tid else "?",
+                     visible(f"unreadable {prob.path}: {prob.message}", one_line=True)]
             rows.append((tid, cells))
     return rows
 
@@ -119,7 +122,7 @@ def render_task(task: Task) -> str:
         fields.append(("verify", verify_text(task.verify)))
     if task.description:
         fields.append(("description", task.description))
-    return "\n".join(f"{k + ':':<13}{val}" for k, val in fields)
+    return "\n".join(f"{k + ':':<13}{visible(val)}" for k, val in fields)
 
 
 def verify_text(v: Verify) -> str:

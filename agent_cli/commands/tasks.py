@@ -8,15 +8,16 @@ refusals raise the errors.py classes, which cli.main prints as one line (exit 3 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the board pulls in pydantic: imported when a command runs
     from ..board.models import Problem
     from ..board.store import TaskBoard
+from .. import safetext
 from ..errors import Refused, UserError
 from . import worktrees as worktree_cmds
+from .state_checks import odd_state_lines, warns_odd_files
 from .task_routing import (
     add_parser_update,
     add_routing_flags,
@@ -81,7 +82,7 @@ def _add_parser_ownership(acts: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--lease", metavar="S", help="lease in seconds; nothing renews it "
                    "(default: $AGENT_CLI_LEASE_S, else 600)")
     p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=cmd_claim)
+    p.set_defaults(handler=warns_odd_files(cmd_claim))
 
     p = acts.add_parser(
         "complete",
@@ -100,7 +101,7 @@ def _add_parser_ownership(acts: Any, parent: argparse.ArgumentParser) -> None:
         help="run the task's verify command without asking, even one a model wrote "
         "(without a terminal, such a verify is refused unless this is given)",
     )
-    p.set_defaults(handler=cmd_complete)
+    p.set_defaults(handler=warns_odd_files(cmd_complete))
 
     p = acts.add_parser(
         "release", parents=[parent], help="put your in-progress task back to pending"
@@ -108,7 +109,7 @@ def _add_parser_ownership(acts: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("id", type=int)
     p.add_argument("--as", dest="owner", required=True, metavar="NAME")
     p.add_argument("--reason", default="released from the command line")
-    p.set_defaults(handler=cmd_release)
+    p.set_defaults(handler=warns_odd_files(cmd_release))
 
 
 def _add_parser_checks(acts: Any, parent: argparse.ArgumentParser) -> None:
@@ -169,7 +170,7 @@ def _add_parser_add(acts: Any, parent: argparse.ArgumentParser) -> None:
         help="who adds it, for the event log (default: lead)",
     )
     add_routing_flags(p)
-    p.set_defaults(handler=cmd_add)
+    p.set_defaults(handler=warns_odd_files(cmd_add))
 
 
 def board_of(args: argparse.Namespace) -> TaskBoard:
@@ -198,7 +199,7 @@ def report_expired(board: TaskBoard, stream: Any = None) -> None:
 
 
 def print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    print(safetext.dumps(data, indent=2))
 
 
 def warn(problem: Problem) -> None:
@@ -316,15 +317,23 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from ..oddfiles import BoardWatch
+    from .workdir import workdir_of
+
+    watch = BoardWatch(workdir_of(args))  # before the board's lock sets anything aside
     board = board_of(args)
     problems = board.doctor()
     report_expired(board)
     for line in stale_holds(board, args):
         print(f"note: {line}")
+    named = [problem.line() for problem in problems]
     for note in board.event_problems():
-        print(f"note: {note.path}: {note.message} (skipped when reading the log)")
+        named.append(f"note: {note.path}: {note.message} (skipped when reading the log)")
+        print(named[-1])
     for problem in problems:
         print(problem.line())
+    odd = odd_state_lines(args, " ".join(named), watch)
+    problems = [*problems, *odd]
     from .worktrees import doctor_lines
 
     for line in doctor_lines(args):

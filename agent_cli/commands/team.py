@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import safetext
 from ..errors import NotFound, StorageError, UserError
 from ..names import LEAD, check_name
 
@@ -76,7 +77,7 @@ def run_team(args: argparse.Namespace) -> int:
             "members": [{**m.model_dump(), "gone": gone_of(m)} for m in snap.members],
             "problem": snap.problem,
         }
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(safetext.dumps(data, indent=2))
     else:
         print(format_team(snap.team, snap.members))
     if snap.problem:
@@ -92,18 +93,20 @@ def format_team(team: str, members: list[Member]) -> str:
     header = ("NAME", "ROLE", "STATUS", "TASK", "IDLE REASON", "UPDATED (UTC)")
     rows = [header]
     for m in members:
-        reason = " ".join(m.idle_reason.split())  # one table row, whatever the reason holds
+        # one table row, whatever the reason holds; shown, never interpreted
+        reason = safetext.visible(" ".join(m.idle_reason.split()), one_line=True)
         if len(reason) > REASON_WIDTH:
             reason = reason[: REASON_WIDTH - 3] + "..."
+        gone = gone_of(m)
         rows.append(
-            (
+            tuple(safetext.visible(cell, one_line=True) for cell in (
                 m.name,
                 m.role,
-                f"gone ({gone})" if (gone := gone_of(m)) else m.status,
+                f"gone ({gone})" if gone else m.status,
                 f"#{m.current_task}" if m.current_task is not None else "-",
                 reason or "-",
                 m.updated_at[:19].replace("T", " "),
-            )
+            ))
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [f"team {team}: {len(members)} member{'s' if len(members) != 1 else ''}"]
@@ -132,7 +135,7 @@ def run_inbox(args: argparse.Namespace) -> int:
     messages = delivery.messages
     if args.json:
         data = [json.loads(m.to_line()) for m in messages]
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(safetext.dumps(data, indent=2))
         return 0
     if not messages:
         print(f"no unread messages for {args.name}")
@@ -146,7 +149,7 @@ def run_inbox(args: argparse.Namespace) -> int:
 
 def format_message(m: MailMessage) -> str:
     """One line: time, sender, type (and request id), content."""
-    content = " ".join(m.content.split())
+    content = safetext.visible(" ".join(m.content.split()), one_line=True)
     if len(content) > CONTENT_WIDTH:
         content = content[: CONTENT_WIDTH - 3] + "..."
     kind = m.type
@@ -154,7 +157,7 @@ def format_message(m: MailMessage) -> str:
         kind += f" {m.request_id[:8]}"
     if m.approve is not None:
         kind += " approve" if m.approve else " reject"
-    return f"  {m.ts[11:19]}  {m.sender} [{kind}]: {content}"
+    return safetext.visible(f"  {m.ts[11:19]}  {m.sender} [{kind}]: ", one_line=True) + content
 
 
 def run_send(args: argparse.Namespace) -> int:

@@ -20,7 +20,7 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
                    help="frame width for --once (default: the terminal's, else $COLUMNS or 100)")
     p.add_argument("--height", type=_size, metavar="N",
                    help="frame height for --once (default: as tall as the content)")
-    p.set_defaults(handler=run)
+    p.set_defaults(handler=run, draws_terminal=True)  # colours of its own: cli.draws_terminal
 
 
 def _size(text: str) -> int:

@@ -20,12 +20,12 @@ Events are read by attribute (`event.type`, `event.delta` ...): no SDK import he
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import errors
+from ..fsutil import parse_json
 from .base import (
     INVALID_INPUT_KEY,
     SERVER_RESULT_TYPES,
@@ -195,7 +195,7 @@ def _as_dict(obj: Any) -> dict[str, Any]:
 def _server_use(block: _Block) -> dict[str, Any]:
     """The server_tool_use block whole, its input parsed from the streamed JSON."""
     try:
-        value = json.loads(block.json) if block.json.strip() else block.raw.get("input", {})
+        value = parse_json(block.json) if block.json.strip() else block.raw.get("input", {})
     except ValueError:
         value = {}
     return {**block.raw, "input": value if isinstance(value, dict) else {}}
@@ -204,8 +204,8 @@ def _server_use(block: _Block) -> dict[str, Any]:
 def _parse_tool(block: _Block) -> ToolUseBlock | None:
     """The complete tool_use, or None when its input is not a JSON object (decided later)."""
     try:
-        value = json.loads(block.json) if block.json.strip() else {}
-    except ValueError:
+        value = parse_json(block.json) if block.json.strip() else {}
+    except ValueError:  # parse_json: nesting too deep for the parser is a ValueError too
         return None
     if not isinstance(value, dict):
         return None

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..fsutil import parse_json
 from .base import (
     INVALID_INPUT_KEY,
     Message,
@@ -116,9 +117,12 @@ def reply_tokens(text: str, calls: int) -> int:
 
 def request_tokens(request: ModelRequest) -> int:
     """The estimated input of a request: its system prompt, messages and tools."""
-    return estimate_tokens(
-        request.system + request.model_dump_json(include={"messages", "tools"})
-    )
+    try:
+        body = request.model_dump_json(include={"messages", "tools"})
+    except ValueError:  # pydantic's JSON has no room for a lone surrogate; the count does
+        body = json.dumps(request.model_dump(mode="json", include={"messages", "tools"}),
+                          ensure_ascii=False, separators=(",", ":"))
+    return estimate_tokens(request.system + body)
 
 
 def reply_usage(reply: Reply, input_tokens: int) -> Usage:
@@ -137,8 +141,8 @@ def call_input(raw: dict[str, Any] | str) -> dict[str, Any]:
     if isinstance(raw, dict):
         return dict(raw)
     try:
-        value = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+        value = parse_json(raw) if raw.strip() else {}
+    except ValueError:  # not JSON, or nested too deeply to parse
         value = None
     return value if isinstance(value, dict) else {INVALID_INPUT_KEY: raw}
 

@@ -5,8 +5,9 @@ plan gate (a teammate whose plan is not approved yet; skipped for plan_exempt to
 coordination tools without a permission kind are allowed (not audited) -> the mode (plan
 refuses, bypassPermissions allows) -> ask rules (straight to the human) -> acceptEdits allows
 file changes -> allow rules (settings layers, flags, session) -> the human through the
-approval broker. Every other decision is appended to the audit log. A denial is a Decision
-whose message becomes the tool result.
+approval broker. Every other decision is appended to the audit log, a check that failed on
+its input (a shell line too deep to analyze, a path that cannot be encoded) included: that
+call is denied. A denial is a Decision whose message becomes the tool result.
 
 With the sandbox enabled (sandbox/manager.py), a shell command's placement joins in: after
 the plan-mode step, a command that may not run at all (failIfUnavailable, or leaving the
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from ..errors import AgentCliError, ToolError
+from ..errors import AgentCliError, Interrupted, ToolError
 from ..sandbox.placement import refusal as sandbox_refusal
 from ..tools.base import Tool, ToolContext
 from ..tools.paths import relative_target
@@ -88,8 +89,15 @@ class PermissionGate:
             target = self._target(tool, args, ctx)
         except ToolError as exc:
             return self._done(tool, args, ctx, Decision(False, "confinement", str(exc)))
-        place = self._placement(tool, args, target)
-        decision = self._decide(tool, args, ctx, target, hook, place)
+        except Exception as exc:  # noqa: BLE001 - an input the check cannot read is denied
+            return self._done(tool, args, ctx, _unreadable(tool, exc))
+        try:
+            place = self._placement(tool, args, target)
+            decision = self._decide(tool, args, ctx, target, hook, place)
+        except Interrupted:
+            raise
+        except Exception as exc:  # noqa: BLE001 - e.g. a shell line too deep to analyze
+            place, decision = "", _unreadable(tool, exc)
         if decision.source == "coordination":
             return decision  # board/team tools: nothing to decide, nothing to audit
         if place:
@@ -246,6 +254,15 @@ class PermissionGate:
             **({"sandboxed": d.placement == "sandboxed"} if d.placement else {}),
         )
         return d
+
+
+def _unreadable(tool: Tool, exc: Exception) -> Decision:
+    """The denial of a call whose check failed (it is audited like any other decision)."""
+    why = ("it is nested too deeply to analyze" if isinstance(exc, RecursionError)
+           else f"{type(exc).__name__}: {exc}")
+    noun = NOUNS.get(tool.permission or "", f"{tool.name} call")
+    return Decision(False, "unreadable", f"Denied: the {noun} was not run: the permission "
+                    f"check could not read it ({why}).", reason=why)
 
 
 def is_protected(target: str) -> bool:

@@ -35,6 +35,8 @@ from .shell_redirects import RedirectReader, add_shown
 from .shell_words import ARITHMETIC, WordReader
 
 MAX_DEPTH = 6  # code inside code inside code... deeper than this is unreadable
+MAX_TREE_DEPTH = 400  # syntax nodes inside one another: the reader recurses, stay far below
+
 class _Reader:
     def __init__(self, line: Line, depth: int) -> None:
         self.line = line
@@ -316,6 +318,21 @@ class _Reader:
             inner.statement(child)
 
 
+def _tree_depth_over(root: Node, limit: int) -> bool:
+    """True when the syntax tree is deeper than `limit` (an iterative walk, linear time)."""
+    cursor, level = root.walk(), 0
+    while True:
+        if level > limit:
+            return True
+        if cursor.goto_first_child():
+            level += 1
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return False
+            level -= 1
+
+
 def read_line(text: str, depth: int = 0) -> Line:
     """Every simple command `text` runs as written, and what kept the reading from being
     complete. Never raises; a line too deep or unparsable is reported as a strict finding."""
@@ -330,6 +347,9 @@ def read_line(text: str, depth: int = 0) -> Line:
         root = parse_tree(line.raw)
     except (RecursionError, ValueError) as exc:  # pragma: no cover - grammar limits
         line.unreadable(str(exc))
+        return line
+    if _tree_depth_over(root, MAX_TREE_DEPTH):  # the reader recurses: refuse before it starts
+        line.unreadable(f"nested too deeply (over {MAX_TREE_DEPTH} levels)")
         return line
     reader = _Reader(line, depth)
     reader.statement(root)

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import NotFound, StorageError, UserError
 from ..fsutil import atomic_write_json, parse_json, read_state, utc_now
+from ..safetext import visible
 
 SESSION_RE = re.compile(r"^\d{8}-\d{9}-[0-9a-f]{4}$")
 TAIL_BYTES = 65536
@@ -163,14 +164,15 @@ def _clip(text: str, width: int) -> str:
 
 
 def session_table(sessions: list[Session]) -> str:
-    """`--resume` / `/resume`: one line per session, newest first."""
+    """`--resume` / `/resume`: one line per session, newest first (what a transcript or a
+    session file says is shown through `safetext.visible`)."""
     if not sessions:
         return "no sessions in this workdir yet"
     lines = [f"{'ID':<23}  {'STARTED (UTC)':<19}  {'TEAM':<24}  LAST PROMPT"]
     for s in sessions:
-        team = _clip(", ".join(s.team) or "-", 24)
-        prompt = _clip(last_prompt(s) or "-", 60)
-        started = s.started_at[:19].replace("T", " ")
+        team = _clip(visible(", ".join(map(str, s.team)), one_line=True) or "-", 24)
+        prompt = _clip(visible(last_prompt(s), one_line=True) or "-", 60)
+        started = visible(str(s.started_at)[:19].replace("T", " "), one_line=True)
         lines.append(f"{s.id:<23}  {started:<19}  {team:<24}  {prompt}")
     lines.append("resume one with: agent-cli --resume ID  (or -c for the newest)")
     return "\n".join(lines)

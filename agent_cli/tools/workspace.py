@@ -182,24 +182,39 @@ class GrepInput(BaseModel):
     glob: str | None = Field(None, description="Only files matching this glob, e.g. '*.py'")
 
 
-def _grep_one(fd: int, regex: re.Pattern[str], rel: str, hits: list[str], cap: int) -> None:
+def _grep_one(fd: int, regex: re.Pattern[str], rel: str, hits: list[str], cap: int
+              ) -> str | None:
+    """Add `rel`'s matching lines to `hits`; why it was not searched, or None."""
     try:
         if os.fstat(fd).st_size > GREP_MAX_FILE_BYTES:
-            return
+            return "over the per-file size cap"
         data = read_capped(fd, GREP_MAX_FILE_BYTES, rel)
     except (OSError, ToolError):
-        return
+        return "unreadable"
     finally:
         os.close(fd)
     if b"\x00" in data[:8192]:
-        return
+        return None  # binary: not a text search's business
     for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         if regex.search(line):
             if len(line) > GREP_LINE_CHARS:
                 line = line[:GREP_LINE_CHARS] + "..."
             hits.append(f"{rel}:{n}: {line}")
             if len(hits) > cap:
-                return
+                return None
+    return None
+
+
+def _skipped_lines(skipped: dict[str, list[str]], limit: int = 20) -> list[str]:
+    """One line per reason naming the files grep did not search (at most `limit` names)."""
+    cap_mb = GREP_MAX_FILE_BYTES // 1_000_000
+    lines = []
+    for why, names in skipped.items():
+        shown = ", ".join(names[:limit]) + (f" and {len(names) - limit} more"
+                                            if len(names) > limit else "")
+        what = f"over the {cap_mb} MB per-file cap" if why.startswith("over") else why
+        lines.append(f"not searched ({what}): {shown}")
+    return lines
 
 
 def grep(args: GrepInput, ctx: ToolContext) -> str:
@@ -208,10 +223,13 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
     except re.error as exc:
         raise ToolError(f"invalid regex {args.pattern!r}: {exc}") from None
     hits: list[str] = []
+    skipped: dict[str, list[str]] = {}
     files = grep_files(ctx.workspace.root, args.path, args.glob, ctx.cancel)
     try:
         for rel, fd in files:
-            _grep_one(fd, regex, rel, hits, GREP_CAP)
+            why = _grep_one(fd, regex, rel, hits, GREP_CAP)
+            if why is not None:
+                skipped.setdefault(why, []).append(rel)
             if len(hits) > GREP_CAP:
                 break
     except OSError as exc:
@@ -219,10 +237,10 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
     finally:
         files.close()
     if not hits:
-        return f"no matches for {args.pattern}"
+        return "\n".join([f"no matches for {args.pattern}", *_skipped_lines(skipped)])
     if len(hits) > GREP_CAP:
         hits = hits[:GREP_CAP] + [f"... capped at {GREP_CAP} matches; narrow the pattern or path"]
-    return "\n".join(hits)
+    return "\n".join(hits + _skipped_lines(skipped))
 
 
 # ----- the tool list ------------------------------------------------------------------------

@@ -20,7 +20,8 @@ from rich.console import Group
 from rich.panel import Panel
 from rich.text import Text
 
-from .style import agent_style
+from ..safetext import unsafe_count, visible
+from .style import agent_style, marked
 
 VERBS = {"shell": "run", "write_file": "write", "edit_file": "edit"}
 
@@ -30,11 +31,22 @@ def headline(req: Any, why: str = "") -> Text:
     verb = VERBS.get(req.tool) or ("call" if req.tool.startswith("mcp__") else
                                    f"use {req.tool} on")
     line = Text.assemble((req.agent, agent_style(req.agent)), f" wants to {verb} ")
-    line.append(f"`{req.summary or req.tool}`", style="bold")
-    why = why or req.purpose
+    line.append(Text("`", style="bold") + marked(req.summary or req.tool)
+                + Text("`", style="bold"))
+    why = visible(why or req.purpose, one_line=True)
     if why:
         line.append(f" {why}" if why.startswith("(") else f" — {why}")  # (in a worktree)
     return line
+
+
+def hidden_warning(req: Any) -> Text | None:
+    """A line saying the request carries characters a terminal would interpret or hide."""
+    count = max(unsafe_count(req.summary or ""), unsafe_count(req.preview or ""))
+    if not count:
+        return None
+    return Text(f"⚠ contains {count} control or invisible character"
+                f"{'s' if count != 1 else ''}, shown as escapes like \\x1b: this is the "
+                "exact text that runs", style="bold red")
 
 
 def preview_text(req: Any, limit: int = 40) -> Text | None:
@@ -42,10 +54,11 @@ def preview_text(req: Any, limit: int = 40) -> Text | None:
     body = (req.preview or "").rstrip("\n")
     if not body or body.strip() == (req.summary or "").strip():
         return None
-    lines = body.splitlines()
+    lines = body.split("\n")  # not splitlines(): \x1c, \x85, \u2028 ... are shown
     cut = len(lines) - limit
     out = Text()
     for raw in lines[:limit]:
+        line = marked(raw)
         style = ""
         if raw.startswith("+") and not raw.startswith("+++"):
             style = "green"
@@ -53,7 +66,9 @@ def preview_text(req: Any, limit: int = 40) -> Text | None:
             style = "red"
         elif raw.startswith("@@"):
             style = "cyan"
-        out.append(raw + "\n", style=style)
+        if style:
+            line.stylize(style)
+        out.append(line + "\n")
     if cut > 0:
         out.append(f"… {cut} more lines\n", style="dim")
     out.rstrip()
@@ -67,7 +82,8 @@ def choices(req: Any) -> Text:
     text.append("  2 ", style="bold")
     if req.suggested_rule:
         text.append("Yes, and don't ask again for ")
-        text.append(req.suggested_rule, style="bold cyan")
+        text.append(marked(req.suggested_rule))
+        text.stylize("bold cyan", len(text) - len(visible(req.suggested_rule)), len(text))
         text.append(" (saves it to .agent-cli/settings.local.json)\n")
     else:
         text.append("Yes (no rule can cover this; same as 1)\n")
@@ -78,9 +94,12 @@ def choices(req: Any) -> Text:
 
 def approval_panel(req: Any, queued: int = 0, why: str = "") -> Panel:
     parts: list[Any] = [headline(req, why)]
+    warning = hidden_warning(req)
+    if warning is not None:
+        parts.append(warning)
     reason = getattr(req, "reason", "")
     if reason:  # a rule named the command, but cannot allow it: say why
-        parts.append(Text(reason, style="yellow"))
+        parts.append(Text(visible(reason), style="yellow"))
     preview = preview_text(req)
     if preview is not None:
         parts.append(Text(""))
@@ -175,13 +194,15 @@ class ApprovalPrompter:
 def outcome_line(req: Any, answer: Any) -> Text:
     """One line recording what was decided, printed after the question."""
     who = Text(f"{req.agent} ", style=agent_style(req.agent))
+    summary = visible(req.summary or req.tool)
     if answer.decision == "allow_once":
-        return who + Text(f"allowed: {req.summary or req.tool}", style="green")
+        return who + Text(f"allowed: {summary}", style="green")
+    rule = visible(req.suggested_rule or "")
     if answer.decision == "allow_always":
-        line = who + Text(f"allowed; rule added: {req.suggested_rule}", style="green")
+        line = who + Text(f"allowed; rule added: {rule}", style="green")
         if answer.save:
             return line + Text(" (saved to .agent-cli/settings.local.json)", style="dim")
-        return line + Text(f" (this session)\n  to keep it: /permissions save "
-                           f"{req.suggested_rule}", style="dim")
-    said = f" — told: {answer.feedback}" if answer.feedback else ""
-    return who + Text(f"denied: {req.summary or req.tool}{said}", style="red")
+        return line + Text(f" (this session)\n  to keep it: /permissions save {rule}",
+                           style="dim")
+    said = f" — told: {visible(answer.feedback)}" if answer.feedback else ""
+    return who + Text(f"denied: {summary}{said}", style="red")

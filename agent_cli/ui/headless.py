@@ -26,12 +26,12 @@ touched no task), 130 when interrupted, else 1.
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 import time
 from typing import Any, TextIO
 
+from .. import safetext
 from ..errors import UserError
 from ..events import Notice
 from ..pricing import cost_report
@@ -66,8 +66,9 @@ def lead_error(turns: list[Any]) -> dict[str, str] | None:
 def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
                  err: TextIO | None = None) -> int:
     """The lead's turn on `args.prompt`; --wait for a quiet team; print; exit code."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    # what the model, tasks and teammates wrote is shown, never interpreted (safetext)
+    out = safetext.SafeStream(out or sys.stdout)
+    err = safetext.SafeStream(err or sys.stderr)
     prompt = check_prompt(args.prompt)
     limit = float(getattr(args, "timeout", 600.0) or 600.0)
     deadline = time.monotonic() + limit
@@ -297,7 +298,7 @@ def still_running(runtime: Any, lead_busy: bool) -> list[str]:
 
 def _print(report: dict[str, Any], fmt: str, out: TextIO, err: TextIO) -> None:
     if fmt == "json":
-        out.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        out.write(safetext.dumps(report, indent=2) + "\n")
         out.flush()
         return
     texts = [t["text"] for t in report.get("lead_turns", []) if t["text"].strip()]

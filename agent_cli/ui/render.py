@@ -35,6 +35,7 @@ from ..events import (
     TurnFinished,
     UsageEvent,
 )
+from ..safetext import visible
 from .printer import Printer
 from .style import agent_style, render_str, shorten
 
@@ -66,7 +67,7 @@ def event_line(event: Event, verbose: bool = False) -> Text | None:
         mark, style = ("✓", "green") if event.ok else ("✗", "red")
         # An error's reason is at its end ("cannot open /long/path: No space left on device")
         outcome = shorten(event.outcome, 60) if event.ok else cut_middle(event.outcome, 72)
-        line.append(f"{event.tool}", style="bold")
+        line.append(visible(event.tool, one_line=True), style="bold")
         line.append(f"({shorten(event.summary, 70)}) ")
         line.append(f"{mark} {outcome}", style=style)
     elif isinstance(event, TaskEvent):
@@ -78,7 +79,7 @@ def event_line(event: Event, verbose: bool = False) -> Text | None:
             line.append(f" — {shorten(event.detail, 60)}", style="dim")
     elif isinstance(event, MessageEvent):
         kind = "" if event.msg_type == "message" else f" ({event.msg_type.replace('_', ' ')})"
-        line.append(f"→ {event.to}{kind}: ", style="dim")
+        line.append(f"→ {visible(event.to, one_line=True)}{kind}: ", style="dim")
         line.append(shorten(event.preview, 80))
     elif isinstance(event, StatusEvent):
         line.append(_status_words(event), style="red" if event.status == "failed" else "dim")
@@ -136,12 +137,12 @@ def _status_words(event: StatusEvent) -> str:
     if event.status == "working":
         return f"is working on #{event.task_id}" if event.task_id else "is working"
     if event.status == "idle":
-        return f"is idle: {event.reason}" if event.reason else "is idle"
+        return f"is idle: {shorten(event.reason, 200)}" if event.reason else "is idle"
     if event.status == "waiting_plan":
         return "waits for plan approval"
     if event.status == "shutdown":
-        return "shut down" + (f": {event.reason}" if event.reason else "")
-    return f"{event.status}" + (f": {event.reason}" if event.reason else "")
+        return "shut down" + (f": {shorten(event.reason, 200)}" if event.reason else "")
+    return f"{event.status}" + (f": {shorten(event.reason, 200)}" if event.reason else "")
 
 
 class EventView:
@@ -222,10 +223,10 @@ class EventView:
 
     def _print_text(self, agent: str, text: str) -> None:
         """One block: each non-blank line of `text` after the agent's name (/verbose only)."""
-        lines = [raw for raw in text.splitlines() if raw.strip()]
+        lines = [raw for raw in text.split("\n") if raw.strip()]
         if not lines or not self.settings.verbose:
             return
-        block = Text("\n").join(agent_prefix(agent) + Text(raw, style="italic")
+        block = Text("\n").join(agent_prefix(agent) + Text(visible(raw), style="italic")
                                 for raw in lines)
         self.printer.write(render_str(block, self.width(), self.color))
 
@@ -268,7 +269,7 @@ class EventView:
     def print_markdown(self, text: str) -> None:
         from rich.markdown import Markdown  # imported on first use: keeps start-up fast
 
-        self.printer.write(render_str(Markdown(text), self.width(), self.color))
+        self.printer.write(render_str(Markdown(visible(text)), self.width(), self.color))
 
     def live(self) -> tuple[str, str]:
         """(tail of the lead's streaming text, current activity) for the prompt region."""
@@ -293,7 +294,7 @@ def spinner_line(started: float, activity: str, now: float | None = None) -> str
 def stream_tail(text: str, width: int, lines: int = 6) -> list[str]:
     """The last `lines` screen lines of the lead's streaming text, wrapped to `width`."""
     out: list[str] = []
-    for raw in text.splitlines()[-lines:] if text else []:
+    for raw in visible(text).split("\n")[-lines:] if text else []:
         while len(raw) > width:
             out.append(raw[:width])
             raw = raw[width:]

@@ -12,10 +12,10 @@ lines from different threads never interleave.
 
 from __future__ import annotations
 
-import json
 import threading
 from typing import Any, TextIO
 
+from .. import safetext
 from ..events import (
     AgentError,
     Compacted,
@@ -84,7 +84,7 @@ class StreamJson:
         self._unsubscribe = runtime.events.subscribe(self.on_event)
 
     def _write(self, record: dict[str, Any]) -> None:
-        self.out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self.out.write(safetext.dumps(record, default=str) + "\n")
         self.out.flush()
 
     def emit(self, record: dict[str, Any], agent: str | None = None) -> None:

@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..board import routing
+from ..safetext import visible
 from .style import agent_style, shorten
 from .toolbar import open_blockers, task_state
 
@@ -47,7 +48,7 @@ def tasks_table(
         table.add_row(
             Text(mark, style=style),
             str(t.id),
-            t.subject,
+            visible(t.subject, one_line=True),
             Text(f"@{t.owner}", style=agent_style(t.owner)) if t.owner else "",
             *((_for_cell(t, marks.get(t.id)),) if routed else ()),
             ", ".join(f"#{b}" for b in blockers),
@@ -58,7 +59,7 @@ def tasks_table(
         table.add_row(
             Text("[?]", style="bold red"),
             str(p.task_id) if p.task_id is not None else "?",
-            Text(f"unreadable: {p.path}", style="red"),
+            Text(f"unreadable: {visible(p.path, one_line=True)}", style="red"),
             "",
             *(("",) if routed else ()),
             "",
@@ -68,7 +69,7 @@ def tasks_table(
 
 
 def _for_cell(task: Any, mark: str | None) -> Text:
-    text = Text(routing.short(task))
+    text = Text(visible(routing.short(task), one_line=True))
     if mark:
         text.append(f" ({mark})", style="bold red")
     return text
@@ -80,20 +81,21 @@ def task_detail(task: Any, by_id: dict[int, Any]) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim")
     grid.add_column()
-    grid.add_row("task", Text(f"{mark} #{task.id} {task.subject}", style=style or "bold"))
+    subject = visible(task.subject, one_line=True)
+    grid.add_row("task", Text(f"{mark} #{task.id} {subject}", style=style or "bold"))
     grid.add_row("status", state.replace("_", " "))
     if task.owner:
         grid.add_row("owner", Text(f"@{task.owner}", style=agent_style(task.owner)))
     if task.blocked_by:
         grid.add_row("blocked by", ", ".join(f"#{b}" for b in task.blocked_by))
     if task.description:
-        grid.add_row("description", task.description)
+        grid.add_row("description", visible(task.description))
     if getattr(task, "verify", None) is not None:
-        grid.add_row("verify", f"`{task.verify.command}`")
+        grid.add_row("verify", f"`{visible(task.verify.command)}`")
     if routing.short(task):
-        grid.add_row("for", routing.short(task))
+        grid.add_row("for", visible(routing.short(task), one_line=True))
     if task.result:
-        grid.add_row("result", task.result)
+        grid.add_row("result", visible(task.result))
     grid.add_row("updated", str(task.updated_at))
     return grid
 
@@ -115,8 +117,8 @@ def team_table(lead_row: tuple[str, int] | None, members: list[Any]) -> Table:
         if (gone := member_gone(m)) is not None:
             state, style = f"gone ({gone})", "red"
         table.add_row(
-            Text(m.name, style=agent_style(m.name)),
-            m.role,
+            Text(visible(m.name, one_line=True), style=agent_style(m.name)),
+            visible(m.role, one_line=True),
             Text(state, style=style),
             f"#{m.current_task}" if m.current_task else "",
             shorten(m.idle_reason or "", 60),
@@ -136,8 +138,8 @@ def inbox_table(messages: list[Any]) -> Table | Text:
         table.add_column(col)
     for m in messages:
         table.add_row(
-            Text(m.sender, style=agent_style(m.sender)),
-            m.type.replace("_", " "),
+            Text(visible(m.sender, one_line=True), style=agent_style(m.sender)),
+            visible(m.type.replace("_", " "), one_line=True),
             shorten(m.content, 70),
             str(m.ts)[11:19],
         )
@@ -194,5 +196,6 @@ def permissions_table(mode: str, entries: list[Any]) -> Table | Text:
     styles = {"deny": "red", "ask": "yellow", "allow": "green"}
     for e in sorted(entries, key=lambda e: (order.get(e.effect, 3), e.source)):
         layer = getattr(e, "layer", "") or e.source
-        table.add_row(Text(e.effect, style=styles.get(e.effect, "")), e.rule, layer, e.source)
+        table.add_row(Text(e.effect, style=styles.get(e.effect, "")),
+                      visible(e.rule, one_line=True), layer, visible(e.source, one_line=True))
     return table

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..pricing import PriceTable
-from .style import make_console
+from .style import make_console, safe_console
 from .watch_data import WatchSource
 from .watch_view import Panes, clock_key, frame, in_progress
 
@@ -103,13 +103,12 @@ class Resized:
 
 def run_live(workdir: Path) -> int:
     """The full-screen view until q / Ctrl-C."""
-    from rich.console import Console
     from rich.live import Live
 
     source = WatchSource(workdir)
     prices = PriceTable.load()
     panes = Panes()
-    console = Console(highlight=False, emoji=False)
+    console = safe_console()
     fd = sys.stdin.fileno() if sys.stdin.isatty() else None
     where = shown_path(workdir)
     last_clock: tuple | None = None

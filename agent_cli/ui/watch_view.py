@@ -22,6 +22,7 @@ from rich.text import Text
 
 from ..board import dag, routing
 from ..pricing import PriceTable, combine, member_rows, price_rows
+from ..safetext import visible
 from .style import agent_style
 from .watch_layout import Panes, budget
 
@@ -87,6 +88,10 @@ def _first_line(text: str | None) -> str:
     return ""
 
 
+def _title(task: Any) -> Text:
+    return Text(f"#{task.id} {visible(task.subject, one_line=True)}")
+
+
 def _owner(name: str | None) -> Text:
     return Text(f"@{name}", style=agent_style(name)) if name else Text("")
 
@@ -100,7 +105,7 @@ def pending_entry(task: Any, tasks: dict[int, Any]) -> Entry:
     route = routing.short(task)
     if route:
         detail.append(f" for {route}", style="magenta")
-    return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
+    return Entry(task.id, task.updated_at, _title(task), detail)
 
 
 def progress_entry(task: Any, now: datetime, tree: str = "") -> Entry:
@@ -121,7 +126,7 @@ def progress_entry(task: Any, now: datetime, tree: str = "") -> Entry:
     if tree in ("landing", "refused"):
         detail.append(f" {'landing' if tree == 'landing' else 'landing refused'}",
                       style="magenta" if tree == "landing" else "red")
-    return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
+    return Entry(task.id, task.updated_at, _title(task), detail)
 
 
 def _worktree_text(value: Any) -> str:
@@ -139,7 +144,7 @@ def done_entry(task: Any) -> Entry:
     result = _first_line(task.result)
     if result:
         detail.append(f": {result}", style="dim")
-    return Entry(task.id, task.updated_at, Text(f"#{task.id} {task.subject}"), detail)
+    return Entry(task.id, task.updated_at, _title(task), detail)
 
 
 def fit(tasks: list[Any], rows: int | None,
@@ -193,7 +198,7 @@ def member_state(member: Any, alive: bool, here: str = "") -> Text:
     if status in ("shutdown", "failed"):
         text = "shut down" if status == "shutdown" else "failed"
         if status == "failed" and member.idle_reason:
-            text += f": {member.idle_reason}"
+            text += f": {visible(member.idle_reason, one_line=True)}"
         return Text(text, style="dim" if status == "shutdown" else "bold red")
     elsewhere = bool(member.host and here and member.host != here)
     if not alive and not elsewhere:
@@ -213,7 +218,7 @@ def _running_state(member: Any) -> Text:
         return Text(f"working{on}", style="yellow")
     if status == "waiting_plan":
         return Text("waiting for plan approval", style="magenta")
-    reason = f": {member.idle_reason}" if member.idle_reason else ""
+    reason = f": {visible(member.idle_reason, one_line=True)}" if member.idle_reason else ""
     return Text(f"idle{reason}", style="cyan")
 
 
@@ -266,11 +271,13 @@ def event_line(record: dict[str, Any]) -> Text:
     line.append(actor, style=agent_style(actor))
     line.append(f" {action.replace('_', ' ')} #{record.get('task_id', '?')}")
     if details.get("subject") and action in ("created", "claimed"):
-        line.append(" " + " ".join(str(details["subject"]).split()), style="dim")
+        line.append(" " + visible(" ".join(str(details["subject"]).split()), one_line=True),
+                    style="dim")
     elif action == "completed" and details.get("unblocked"):
         line.append(f" -> unblocked {dag.ids_text(details['unblocked'])}", style="dim")
     elif details.get("reason"):
-        line.append(": " + " ".join(str(details["reason"]).split()), style="dim")
+        line.append(": " + visible(" ".join(str(details["reason"]).split()), one_line=True),
+                    style="dim")
     return line
 
 
