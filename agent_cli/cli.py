@@ -248,9 +248,9 @@ def dispatch(args: argparse.Namespace) -> int:
         runtime.mcp = build_manager(runtime, flag_files)
     from .team.resume import start_session
 
-    # the REPL starts resumed teammates once its approval UI is attached (ui/repl.py)
-    start_session(runtime, "repl" if args.prompt is None else "headless",
-                  defer=args.prompt is None)
+    # resumed teammates start once the approval UI is attached (ui/repl.py) or, headless,
+    # once the run knows where the board stood (ui/headless.py: their claims are the run's)
+    start_session(runtime, "repl" if args.prompt is None else "headless", defer=True)
     if args.prompt is not None:
         from .ui.headless import run_headless
 
