@@ -203,6 +203,7 @@ def runtime_config(args: argparse.Namespace):
         worktrees=getattr(args, "worktrees", None),
         append_system_prompt=getattr(args, "append_system_prompt", "") or "",
         max_turns=getattr(args, "max_turns", None),
+        headless=getattr(args, "prompt", None) is not None,
         trust_project_settings=trust,
         mode_from_flag=bool(args.permission_mode or args.dangerously_skip_permissions),
     )

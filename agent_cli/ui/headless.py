@@ -89,6 +89,7 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         from ..team.resume import resume_pending
 
         resume_pending(runtime)  # -c / --resume: the session's teammates, denials attached
+        runtime.config.headless = True  # the lead's system prompt says nobody approves
         lead = runtime.team.make_lead()
         if stream is not None:
             stream.open(runtime, lead)
