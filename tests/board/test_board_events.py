@@ -100,8 +100,11 @@ def test_held_notices_wait_for_the_end_of_the_block_but_wake_ups_do_not(workdir)
         t = threading.Thread(target=lambda: (board.create("b"), other.extend(seen)))
         t.start()
         t.join(WAIT)
-        assert [e.action for e in other if isinstance(e, TaskEvent)] == ["created"]  # not held
-    assert [e.action for e in seen if isinstance(e, TaskEvent)] == ["created", "claimed"]
+        assert not t.is_alive()  # the other thread is not kept waiting...
+        # ...but its change, committed after the held one, is not told before it
+        assert [e.action for e in other if isinstance(e, TaskEvent)] == []
+    assert [e.action for e in seen if isinstance(e, TaskEvent)] == ["claimed", "created"]
+    assert [e["action"] for e in board.events()][1:] == ["claimed", "created"]  # commit order
 
 
 def test_a_teammate_claim_and_completion_each_show_once(workdir, cleanup):
@@ -117,3 +120,29 @@ def test_a_teammate_claim_and_completion_each_show_once(workdir, cleanup):
     assert told == [("lead", "created", ""), ("alice", "claimed", "auto-claimed"),
                     ("alice", "completed", "all done")]
     assert [(e["actor"], e["action"]) for e in rt.board.events()] == [a[:2] for a in told]
+
+
+def test_a_teammate_woken_by_a_completion_is_told_after_it_in_commit_order(workdir):
+    """The REPL feed showed "bob claimed #2" before "coder completed #1" (which unblocked
+    it): the completion woke bob, whose claim was announced first. The board tells both in
+    the order it committed them, whichever thread gets there first."""
+    told: list[tuple[str, str, int]] = []
+    woken = threading.Event()
+
+    def wake() -> None:  # as a change wakes an idle teammate: it claims before we go on
+        if woken.is_set():
+            woken.clear()
+            t = threading.Thread(target=lambda: board.claim_next("bob"))
+            t.start()
+            t.join(WAIT)
+
+    board = TaskBoard(workdir / ".tasks", on_change=wake,
+                      on_event=lambda e: told.append((e.agent, e.action, e.task_id)))
+    board.create("expected", actor="lead")
+    board.create("verify", blocked_by=[1], actor="lead")
+    held = board.claim(1, "coder")
+    woken.set()
+    board.complete(1, "coder", held.claim_token, "42")
+    assert told[-2:] == [("coder", "completed", 1), ("bob", "claimed", 2)]
+    logged = [(e["actor"], e["action"], e["task_id"]) for e in board.events()]
+    assert told == logged
