@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..errors import AgentCliError, ToolError
+from ..shorten import shorten
 from ..tools.base import Tool, ToolContext
 from ..tools.paths import relative_target
 from .audit import AuditLog
@@ -264,8 +265,7 @@ def _where(ctx: ToolContext) -> str:
 
 
 def _short(text: str, limit: int = 200) -> str:
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[:limit] + "..."
+    return shorten(text.replace("\n", "\\n"), limit)
 
 
 def _input_of(args: BaseModel) -> Any:

@@ -176,7 +176,7 @@ class TrackingGate:
             self._tracking.note_denial(tool, decision)
             if decision.source == "plan":  # told to get a plan approved: not a stall
                 first = (decision.message or "plan approval required").splitlines()[0]
-                self._tracking.note_plan_refusal(first[:160])
+                self._tracking.note_plan_refusal(shorten(first, 160))
         return decision
 
     def __getattr__(self, name: str):
