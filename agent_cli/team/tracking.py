@@ -22,7 +22,7 @@ from ..names import LEAD
 from ..shorten import shorten
 from . import plans, task_plans
 
-MAX_DENIAL_CHARS = 400  # the reason a denial gave, whole unless it runs past this
+MAX_DENIAL_CHARS = 600  # the reason a denial gave, whole unless it runs past this
 
 if TYPE_CHECKING:
     from ..board.models import Task

@@ -12,12 +12,18 @@ from ..names import LEAD
 
 NO_HUMAN = "no human to approve in headless mode"
 FILE_CHANGES = frozenset({"write_file", "edit_file"})  # what acceptEdits allows in the workdir
+LONG_RULE = 120  # a suggested rule longer than this is named, not repeated, in the reason
 
 
 def what_to_do(tool: str, rule: str) -> str:
     """What a headless user can do to let such a call run next time: the rule to pass with
     --allow (or that one must be written), and acceptEdits for a file change."""
-    ways = [f"--allow '{rule}'" if rule else "an --allow rule that matches it"]
+    if not rule:
+        ways = ["an --allow rule that matches it"]
+    elif len(rule) > LONG_RULE:  # too long to repeat in a reason: it is printed in full
+        ways = ["--allow and the rule printed for it on stderr (\"denials\" in the JSON)"]
+    else:
+        ways = [f"--allow '{rule}'"]
     if tool in FILE_CHANGES:
         ways.append("--permission-mode acceptEdits")
     return f"To let it run, rerun with {' or '.join(ways)}."

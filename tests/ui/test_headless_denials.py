@@ -3,10 +3,15 @@ a word and ends with "…", never cut mid-word), and what a headless user can do
 
 from __future__ import annotations
 
-from types import SimpleNamespace
+import io
+import json
+from argparse import Namespace
 
+from support.team import Call, Reply, make_runtime
+
+from agent_cli.models.scripted import ScriptedModel
 from agent_cli.shorten import shorten
-from agent_cli.team.tracking import MAX_DENIAL_CHARS, Tracking
+from agent_cli.ui.headless import run_headless
 from agent_cli.ui.headless_listeners import what_to_do
 
 
@@ -29,22 +34,28 @@ def test_headless_advice_names_the_rule_and_for_a_write_accept_edits():
     assert what_to_do("shell", "") == "To let it run, rerun with an --allow rule that matches it."
 
 
-def _tracking() -> Tracking:
-    state = SimpleNamespace(denial="", stalls=None)
-    tracking = Tracking.__new__(Tracking)
-    tracking.state = state
-    tracking.plan_block = lambda: None
-    return tracking
-
-
-def test_a_denial_reason_is_kept_whole_or_shortened_with_an_ellipsis():
-    tracking = _tracking()
-    tool = SimpleNamespace(name="shell")
-    message = ("Denied: no human was available to approve this shell command (make test); "
-               "this run is headless. To let it run, rerun with --allow 'Bash(make test)'.")
-    tracking.note_denial(tool, SimpleNamespace(source="headless", message=message))
-    assert tracking.state.denial == f"shell run was denied ({message.removeprefix('Denied: ')})"
-    long = "Denied: " + " ".join(["word"] * 200)
-    tracking.note_denial(tool, SimpleNamespace(source="headless", message=long))
-    reason = tracking.state.denial.removeprefix("shell run was denied (").removesuffix(")")
-    assert reason.endswith("word…") and len(reason) <= MAX_DENIAL_CHARS
+def test_a_long_denied_command_is_shortened_at_a_word_in_the_reason(workdir, cleanup):
+    command = "echo " + " ".join(f"word{i}" for i in range(80))  # ~500 characters
+    model = ScriptedModel({
+        "lead": [Reply(tool_calls=[Call("create_task", {"subject": "say it"}),
+                                   Call("spawn_teammate", {"name": "alice", "role": "dev"})]),
+                 Reply("alice is on it.")],
+        "alice": [Reply(tool_calls=[Call("shell", {"command": command})]),
+                  Reply("It was denied.")]},
+        responder=lambda request: Reply("Noted."))
+    rt = make_runtime(workdir, model)
+    cleanup(rt)
+    out, err = io.StringIO(), io.StringIO()
+    code = run_headless(rt, Namespace(prompt="go", wait=True, timeout=30,
+                                      output_format="json"), out=out, err=err)
+    report = json.loads(out.getvalue())
+    [undone] = report["unfinished"]
+    assert code == 1
+    reason = undone["reason"]
+    assert reason.startswith("shell run was denied (no human was available to approve this "
+                             "shell command (echo word0 word1 ")
+    shown = reason.split("(echo ", 1)[1].split(")", 1)[0]
+    assert shown.endswith("…") and shown.removesuffix("…").split()[-1] in command.split()
+    assert reason.endswith("To let it run, rerun with --allow and the rule printed for it on "
+                           'stderr ("denials" in the JSON).)')  # the rule itself is too long
+    assert [d["rule"] for d in report["denials"]] == [f"Bash({command})"]  # ...in full there
