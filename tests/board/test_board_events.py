@@ -90,20 +90,25 @@ def test_verify_failed_is_announced_but_not_logged(workdir):
 
 
 def test_held_notices_wait_for_the_end_of_the_block_but_wake_ups_do_not(workdir):
-    board, seen = _board(workdir)
+    seen: list = []
+    committed = threading.Event()
+    board = TaskBoard(workdir / ".tasks", on_event=seen.append,
+                      on_change=lambda: (seen.append("change"), committed.set()))
     board.create("a")
     seen.clear()
+    other: list = []
     with board.notices_held():
         board.claim(1, "alice")
         assert seen == ["change"]  # the wake-up at once
-        other: list = []
+        committed.clear()
         t = threading.Thread(target=lambda: (board.create("b"), other.extend(seen)))
         t.start()
-        t.join(WAIT)
-        assert not t.is_alive()  # the other thread is not kept waiting...
-        # ...but its change, committed after the held one, is not told before it
-        assert [e.action for e in other if isinstance(e, TaskEvent)] == []
+        assert committed.wait(WAIT)  # the other thread's change is made and woke waiters...
+        assert [e for e in seen if isinstance(e, TaskEvent)] == []  # ...but is not told yet
+    t.join(WAIT)
     assert [e.action for e in seen if isinstance(e, TaskEvent)] == ["claimed", "created"]
+    # the other thread went on only once its own change had been told, after the held one
+    assert [e.action for e in other if isinstance(e, TaskEvent)] == ["claimed", "created"]
     assert [e["action"] for e in board.events()][1:] == ["claimed", "created"]  # commit order
 
 
