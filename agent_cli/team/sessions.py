@@ -138,7 +138,7 @@ class SessionStore:
 
 def previous_lead_transcript(team_dir: Path, current: Session) -> Path | None:
     """The lead transcript of the session used before `current`, if it has one."""
-    others = [s for s in SessionStore(team_dir).all() if s.id != current.id]
+    others = [s for s in SessionStore(team_dir).all() if s.id != current.id and not s.empty]
     latest = max(others, key=lambda s: (s.resumed_at or s.started_at, s.id), default=None)
     if latest is None or not latest.lead_transcript.exists():
         return None
