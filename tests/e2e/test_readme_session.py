@@ -80,6 +80,8 @@ def test_the_seven_prompts_in_one_session(workdir):
     assert rt.roster.get("alice").status == "shutdown"
     # prompts 3 and 4 found alice and bob running: said as a fact, not as a failure
     spawned = [e.text for e in rec.of("Notice", agent="lead") if e.text.startswith("spawned")]
+    idle = [e.reason for e in rec.of("StatusEvent", status="idle") if e.agent in ("alice", "bob")]
+    assert any("for role 'coder'" in r for r in idle), idle  # prompt 2: why they left it
     assert spawned == ["spawned alice (generalist)", "spawned bob (generalist)",
                        "spawned coder (coder)", "spawned reader (checker)",
                        "spawned reviewer (checker)", "spawned writer (writer)"]
