@@ -224,6 +224,7 @@ def runtime_config(args: argparse.Namespace):
         worktrees=getattr(args, "worktrees", None),
         append_system_prompt=getattr(args, "append_system_prompt", "") or "",
         max_turns=getattr(args, "max_turns", None),
+        headless=getattr(args, "prompt", None) is not None,
         trust_project_settings=trust,
         mode_from_flag=bool(args.permission_mode or args.dangerously_skip_permissions),
         sandbox=getattr(args, "sandbox", None),
@@ -283,9 +284,9 @@ def dispatch(args: argparse.Namespace) -> int:
         runtime.mcp = build_manager(runtime, flag_files)
     from .team.resume import start_session
 
-    # the REPL starts resumed teammates once its approval UI is attached (ui/repl.py)
-    start_session(runtime, "repl" if args.prompt is None else "headless",
-                  defer=args.prompt is None)
+    # resumed teammates start once the approval UI is attached (ui/repl.py) or, headless,
+    # once the run knows where the board stood (ui/headless.py: their claims are the run's)
+    start_session(runtime, "repl" if args.prompt is None else "headless", defer=True)
     if args.prompt is not None:
         from .ui.headless import run_headless
 

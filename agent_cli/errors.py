@@ -39,6 +39,11 @@ class Refused(UserError):
     exit_code = 4
 
 
+class AlreadyRunning(Refused):
+    """A spawn of a teammate that already runs in this process: the teammate is there, so a
+    caller may treat it as no failure (the spawn_teammate tool does)."""
+
+
 class CorruptFile(AgentCliError):
     """A state file that cannot be parsed; `path` names it."""
 

@@ -49,6 +49,7 @@ class RuntimeConfig:
     retry: RetryPolicy | None = None
     append_system_prompt: str = ""  # --append-system-prompt: added to the lead's system prompt
     max_turns: int | None = None  # --max-turns: lead model requests in a headless run
+    headless: bool = False  # -p: nobody can approve (the lead's system prompt says so)
     user_dir: Path | None = None  # ~/.agent-cli (settings, AGENTS.md); None: $AGENT_CLI_HOME
     # --trust-project-settings: the repository's allow rules, mode and hooks, unasked
     trust_project_settings: bool = False

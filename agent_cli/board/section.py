@@ -5,17 +5,17 @@ on `.tasks/.lock`), refreshes the parsed cache, appends the events of a writer t
 halfway, and takes back the leases that ran out. `Section.write()` bumps the change stamp
 (write-ahead, carrying the write's event records), writes the task files atomically, appends
 to `events.jsonl`, then drops the records from the stamp. Each record written becomes a
-TaskEvent (announce.py); once the outermost lock is released the section calls `on_change`,
-then `on_event` with each of them, so no board action can forget its notification.
+TaskEvent (announce.py), queued before the outermost lock is released (notify.py: told in
+commit order); then the section calls `on_change` and delivers the queue to `on_event`, so no
+board action can forget its notification.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from .journal import new_journal, write_journal
 from .leases import Expiry, Leases, iso_ms, taken_back
 from .lock import BoardLock
 from .models import Task
+from .notify import OrderedNotices
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +51,9 @@ class Section:
         self.events_path = tasks_dir / "events.jsonl"
         self._lock = BoardLock(tasks_dir / ".lock")
         self._on_change = on_change
-        self._on_event = on_event
-        self._outbox: list[TaskEvent] = []  # this section's writes, sent after the lock
+        self._notices = OrderedNotices(on_event)
+        self._outbox: list[TaskEvent] = []  # this section's writes, queued at the lock's end
         self._expired: list[Expiry] = []  # taken back by this instance, see take_expired()
-        self._held = threading.local()  # .events: this thread's notices held back, or None
 
     @contextmanager
     def locked(self, *, create: bool = False) -> Iterator[bool]:
@@ -70,9 +70,10 @@ class Section:
         finally:
             if self._lock.depth == 1:  # the outermost section: its writes are announced
                 sent, self._outbox = self._outbox, []
+                self._notices.enqueue(sent)  # still locked: the queue keeps commit order
             self._lock.leave()
             if sent:
-                self._announce(sent)
+                self._announce()
 
     def _prepare(self, create: bool) -> bool:
         """Lock the file, refresh the cache, settle a dead writer, sweep leases; False when
@@ -119,31 +120,18 @@ class Section:
 
     def notice(self, event: TaskEvent) -> None:
         """Send a notification that is not a change (nothing written, nothing logged)."""
-        held = getattr(self._held, "events", None)
-        if held is not None:
-            held.append(event)
-        elif self._on_event is not None:
-            self._on_event(event)
+        self._notices.enqueue([event])
+        self._notices.flush()
 
-    @contextmanager
-    def notices_held(self) -> Iterator[None]:
-        """This thread's notifications wait until the block ends (on_change does not)."""
-        if getattr(self._held, "events", None) is not None:
-            yield  # already held by an outer block
-            return
-        self._held.events = []
-        try:
-            yield
-        finally:
-            held, self._held.events = self._held.events, None
-            for event in held:
-                self.notice(event)
+    def notices_held(self) -> AbstractContextManager[None]:
+        """This thread's notifications, and every one committed after them, wait until the
+        block ends (on_change does not)."""
+        return self._notices.held()
 
-    def _announce(self, sent: list[TaskEvent]) -> None:
+    def _announce(self) -> None:
         if self._on_change is not None:
             self._on_change()
-        for event in sent:
-            self.notice(event)
+        self._notices.flush()
 
     def _settle_pending(self) -> None:
         """A write died between its stamp and its last event append (the stamp still carries

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from ..errors import AgentCliError, Interrupted, ToolError
 from ..sandbox.placement import refusal as sandbox_refusal
+from ..shorten import shorten
 from ..tools.base import Tool, ToolContext
 from ..tools.paths import relative_target
 from .audit import AuditLog
@@ -316,8 +317,7 @@ def _where(ctx: ToolContext) -> str:
 
 
 def _short(text: str, limit: int = 200) -> str:
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[:limit] + "..."
+    return shorten(text.replace("\n", "\\n"), limit)
 
 
 def _input_of(args: BaseModel) -> Any:

@@ -87,12 +87,15 @@ def web_tools_of(rt: Runtime) -> Callable[[], list[dict[str, Any]]]:
 
 
 def compose_system(system: str, rt: Runtime, lead: bool) -> str:
-    """The rendered prompt + the project memory (every agent) + --append-system-prompt (the
-    lead). Part of the system prompt, so compaction never drops it."""
+    """The rendered prompt + the project memory (every agent) + for the lead, in a headless
+    run, prompts/headless.md (nobody approves: what to tell the user instead) and
+    --append-system-prompt. Part of the system prompt, so compaction never drops it."""
     parts = [system.rstrip("\n")]
     memory = rt.memory.block()
     if memory:
         parts.append(memory)
+    if lead and getattr(rt.config, "headless", False):
+        parts.append(load_prompt("headless").rstrip("\n"))
     extra = (rt.config.append_system_prompt or "").strip()
     if lead and extra:
         parts.append(extra)

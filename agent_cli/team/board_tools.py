@@ -20,6 +20,7 @@ from ..board.route_args import ASSIGNEE_MEANS, PLAN_MEANS, ROLE_MEANS, reroutes
 from ..errors import AgentCliError, CorruptFile, ToolError, UserError
 from ..events import MessageEvent
 from ..names import LEAD
+from ..shorten import shorten
 from ..tools.base import Tool, ToolContext, ToolOutput
 from .assignments import marks, routed
 from .complete import complete_task
@@ -214,7 +215,7 @@ class BoardTools:
             raise
         except LandingRefused as exc:  # a conflict or a failed verify on the merged state
             if tm is not None:
-                tm.note_blocked(f"landing refused: {str(exc).splitlines()[0][:200]}")
+                tm.note_blocked(f"landing refused: {shorten(str(exc).splitlines()[0], 200)}")
             raise
         if ctx.agent != LEAD:
             text += self._report_result(ctx.agent, args.task_id, args.result)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from ..errors import AgentCliError
 from ..events import MessageEvent, Notice
 from ..names import LEAD
+from ..shorten import shorten
 from .mailbox import PROTOCOL_TYPES
 from .protocol import short_id
 
@@ -95,7 +96,7 @@ class Endings:
             self._tracking.warn(f"{content} (and the lead could not be told: {exc})")
         self._close_shutdown_requests(f"already down: {self.name} failed")
         self._settle_inbox()
-        self._tracking.set_status("failed", None, reason[:200])
+        self._tracking.set_status("failed", None, shorten(reason, 200))
 
     def _close_shutdown_requests(self, resolution: str, skip: str | None = None) -> None:
         """Resolve the shutdown requests still pending for this teammate: it is down, and a

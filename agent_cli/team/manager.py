@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import AgentCliError, CorruptFile, NotFound, Refused
+from ..errors import AgentCliError, AlreadyRunning, CorruptFile, NotFound, Refused
 from ..events import MessageEvent, Notice
 from ..framing import inbox_block
 from ..names import LEAD, check_name
@@ -100,7 +100,7 @@ class Team:
         with self._lock:
             current = self._mates.get(name)
             if current is not None and current.alive():
-                raise Refused(f"{name} is already running")
+                raise AlreadyRunning(f"{name} is already running")
 
     def request_shutdown(self, name: str, sender: str = LEAD) -> ProtocolRequest:
         """Store a pending shutdown request, then send it. A pending one from `sender` is

@@ -122,6 +122,9 @@ def end_session(rt: Runtime, running: list[str]) -> None:
     session = rt.session
     if session is None:
         return
+    if session.empty and not session.resumed_at and not running:
+        SessionStore(rt.team_dir).discard(session)  # nothing to come back to: not recorded
+        return
     session.suspended = sorted(set(session.suspended) | set(running))
     session.ended_at = utc_now()
     try:

@@ -5,6 +5,10 @@ running it, the teammates it spawned, those still running when it ended) and `le
 the lead's transcript for that session. Ids sort by start time (`20250131-120000123-1a2b`).
 Only the process running a session writes its file (atomically); readers never need a lock.
 The last prompt shown by `--resume` is read from the tail of the lead's transcript.
+
+An **empty** session (a REPL opened and closed with nothing said to the lead and nobody
+spawned) is not kept: its file is removed when it ends. One that never ended (a crash, a REPL
+still open) is skipped by `-c` and listed last.
 """
 
 from __future__ import annotations
@@ -44,6 +48,11 @@ class Session:
     @property
     def lead_transcript(self) -> Path:
         return self.dir / "lead.jsonl"
+
+    @property
+    def empty(self) -> bool:
+        """Nothing happened in it: no teammate spawned and no lead conversation."""
+        return not self.team and not self.lead_transcript.exists()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -87,9 +96,21 @@ class SessionStore:
         return found
 
     def latest(self) -> Session | None:
-        """The session used last: started or resumed most recently."""
-        sessions = self.all()
+        """The session used last: started or resumed most recently, skipping empty ones."""
+        sessions = [s for s in self.all() if not s.empty]
         return max(sessions, key=lambda s: (s.resumed_at or s.started_at, s.id), default=None)
+
+    def discard(self, session: Session) -> None:
+        """Forget an empty session: its file and (when nothing else is in it) its folder.
+        Only what this store wrote is removed; a link or anything odd is left alone."""
+        path = session.dir / "session.json"
+        with self._lock:
+            try:
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+                session.dir.rmdir()
+            except OSError:
+                pass  # something else is there: it stays, listed last while it reads empty
 
     def find(self, ref: str) -> Session:
         """The session whose id is `ref` or starts with it; NotFound / UserError otherwise."""
@@ -118,7 +139,7 @@ class SessionStore:
 
 def previous_lead_transcript(team_dir: Path, current: Session) -> Path | None:
     """The lead transcript of the session used before `current`, if it has one."""
-    others = [s for s in SessionStore(team_dir).all() if s.id != current.id]
+    others = [s for s in SessionStore(team_dir).all() if s.id != current.id and not s.empty]
     latest = max(others, key=lambda s: (s.resumed_at or s.started_at, s.id), default=None)
     if latest is None or not latest.lead_transcript.exists():
         return None
@@ -168,6 +189,7 @@ def session_table(sessions: list[Session]) -> str:
     session file says is shown through `safetext.visible`)."""
     if not sessions:
         return "no sessions in this workdir yet"
+    sessions = sorted(sessions, key=lambda s: s.empty)  # empty ones last, order kept
     lines = [f"{'ID':<23}  {'STARTED (UTC)':<19}  {'TEAM':<24}  LAST PROMPT"]
     for s in sessions:
         team = _clip(visible(", ".join(map(str, s.team)), one_line=True) or "-", 24)

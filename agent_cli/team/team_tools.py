@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import NotFound, Refused, ToolError
+from ..errors import AlreadyRunning, NotFound, Refused, ToolError
 from ..events import MessageEvent
 from ..names import LEAD, check_name
 from ..tools.base import Tool, ToolContext, ToolOutput
@@ -85,13 +85,28 @@ class TeamTools:
             thinking = for_teammate(args.thinking, self.rt.config.thinking)
         except ThinkingError as exc:
             raise ToolError(str(exc)) from None
-        member = self.team.spawn(args.name, args.role, args.prompt, args.model,
-                                 args.require_plan, thinking)
+        try:
+            member = self.team.spawn(args.name, args.role, args.prompt, args.model,
+                                     args.require_plan, thinking)
+        except AlreadyRunning:  # the teammate is there: no failure, say what did not change
+            return self._already_running(args)
         note = " It must get a plan approved before acting." if member.require_plan else ""
         return (
             f"spawned {member.name} ({member.role}). It claims ready tasks from the board by "
             f"itself.{note}"
         )
+
+    def _already_running(self, args: SpawnTeammateInput) -> str:
+        member = self.rt.roster.get(args.name)
+        role = member.role if member is not None else args.role
+        text = (f"{args.name} is already running ({role}); nothing new was started. It claims "
+                "ready tasks from the board by itself.")
+        if member is not None and (member.role != args.role
+                                   or member.require_plan != args.require_plan):
+            text += " Its role and plan setting stay as they were."
+        if args.prompt:
+            text += " The prompt was not sent: send_message reaches it."
+        return text
 
     @user_errors
     def list_teammates(self, args: ListTeammatesInput, ctx: ToolContext) -> str:
@@ -194,7 +209,8 @@ def spawn_teammate_tool(team: Team) -> Tool:
     return _tool(
         "spawn_teammate",
         "Start a teammate thread with its own conversation. It claims ready tasks from the "
-        "board by itself; prompt (optional) is its first message. A running name is refused; "
+        "board by itself; prompt (optional) is its first message. A name already running is left "
+        "as it is (the result says so; its prompt is not sent); "
         "a shut-down name is restarted with its old transcript.",
         SpawnTeammateInput,
         TeamTools(team).spawn,

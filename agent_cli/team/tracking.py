@@ -19,7 +19,10 @@ from typing import TYPE_CHECKING
 from ..errors import CorruptFile
 from ..events import Notice, StatusEvent
 from ..names import LEAD
+from ..shorten import shorten
 from . import plans, task_plans
+
+MAX_DENIAL_CHARS = 600  # the reason a denial gave, whole unless it runs past this
 
 if TYPE_CHECKING:
     from ..board.models import Task
@@ -58,8 +61,10 @@ class Tracking:
             return  # the idle check says the plan state cannot be read
         what = "shell run" if tool.name == "shell" else f"{tool.name}"
         denial = f"{what} was denied"
-        if decision.message:
-            denial += f" ({decision.message.splitlines()[0][:120]})"
+        why = (decision.message or "").strip().splitlines()
+        if why:
+            first = why[0].removeprefix("Denied: ").strip()
+            denial += f" ({shorten(first, MAX_DENIAL_CHARS)})"
         self.state.denial = denial
 
     def note_plan_refusal(self, text: str) -> None:
@@ -171,7 +176,7 @@ class TrackingGate:
             self._tracking.note_denial(tool, decision)
             if decision.source == "plan":  # told to get a plan approved: not a stall
                 first = (decision.message or "plan approval required").splitlines()[0]
-                self._tracking.note_plan_refusal(first[:160])
+                self._tracking.note_plan_refusal(shorten(first, 160))
         return decision
 
     def __getattr__(self, name: str):

@@ -78,7 +78,8 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
     denials.attach()
     failures = TeammateFailures()
     unsubscribe = runtime.events.subscribe(failures.on_event)
-    scope = RunScope.begin(runtime.board)
+    # before the resumed teammates start: what they claim is this run's
+    scope = RunScope.begin(runtime.board, [m.name for m in getattr(runtime, "resuming", [])])
     session = HeadlessSession(runtime)
     unsubscribe_warnings = runtime.events.subscribe(WarningLines(err).on_event)
     quiet, interrupted = False, False
@@ -86,6 +87,10 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         from .mcp_view import start_headless
 
         start_headless(runtime, err)
+        from ..team.resume import resume_pending
+
+        resume_pending(runtime)  # -c / --resume: the session's teammates, denials attached
+        runtime.config.headless = True  # the lead's system prompt says nobody approves
         lead = runtime.team.make_lead()
         if stream is not None:
             stream.open(runtime, lead)

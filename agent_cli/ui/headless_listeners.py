@@ -11,6 +11,22 @@ from ..events import Event, MessageEvent, Notice
 from ..names import LEAD
 
 NO_HUMAN = "no human to approve in headless mode"
+FILE_CHANGES = frozenset({"write_file", "edit_file"})  # what acceptEdits allows in the workdir
+LONG_RULE = 120  # a suggested rule longer than this is named, not repeated, in the reason
+
+
+def what_to_do(tool: str, rule: str) -> str:
+    """What a headless user can do to let such a call run next time: the rule to pass with
+    --allow (or that one must be written), and acceptEdits for a file change."""
+    if not rule:
+        ways = ["an --allow rule that matches it"]
+    elif len(rule) > LONG_RULE:  # too long to repeat in a reason: it is printed in full
+        ways = ["--allow and the rule printed for it on stderr (\"denials\" in the JSON)"]
+    else:
+        ways = [f"--allow '{rule}'"]
+    if tool in FILE_CHANGES:
+        ways.append("--permission-mode acceptEdits")
+    return f"To let it run, rerun with {' or '.join(ways)}."
 
 
 @dataclass
@@ -31,8 +47,8 @@ class HeadlessDenials:
         from ..permissions.broker import ApprovalAnswer
 
         while (req := self.broker.next_request(0)) is not None:
-            hint = f"; rerun with --allow '{req.suggested_rule}'" if req.suggested_rule else ""
-            answer = ApprovalAnswer("deny", feedback=NO_HUMAN + hint, source="headless")
+            answer = ApprovalAnswer("deny", feedback=what_to_do(req.tool, req.suggested_rule),
+                                    source="headless")
             if self.broker.answer(req.id, answer):
                 item = {"agent": req.agent, "tool": req.tool, "target": req.summary,
                         "rule": req.suggested_rule, "purpose": req.purpose,

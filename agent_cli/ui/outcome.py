@@ -1,7 +1,9 @@
 """The honest outcome of a headless run: what the board says, not that the team went quiet.
 
-`RunScope` remembers where the board's event log stood when the run began, so the tasks the
-run touched (created or claimed during it) are known. `explain` is read while the team is
+`RunScope` remembers where the board's event log stood when the run began -- before a resumed
+session's teammates start (a `-c` run's first claims are its own) -- and the tasks those
+teammates still held, so the tasks the run touched (created or claimed during it, or carried
+on from a resumed teammate's hands) are known. `explain` is read while the team is
 still up (before shutdown releases held tasks): for each touched task not completed, the
 reason the host knows -- the owner's idle reason (a denial, a failed verify, "ended 3 turns
 without completing"), a teammate that failed with it, open blockers, or no teammate to claim
@@ -24,17 +26,24 @@ _HOLDS = re.compile(r"^holds #\d+: ")
 
 @dataclass
 class RunScope:
-    """The board's event log position at the start of a run."""
+    """The board's event log position at the start of a run, and the tasks the teammates it
+    resumes held then (their work goes on in this run)."""
 
     start: int = 0
+    carried: list[int] = field(default_factory=list)
 
     @classmethod
-    def begin(cls, board: Any) -> RunScope:
-        return cls(len(board.events()))
+    def begin(cls, board: Any, resuming: list[str] | tuple[str, ...] = ()) -> RunScope:
+        """Call before any resumed teammate starts: `resuming` names them."""
+        names = set(resuming)
+        carried = [t.id for t in board.snapshot().tasks
+                   if t.status == "in_progress" and t.owner in names]
+        return cls(len(board.events()), carried)
 
     def touched(self, board: Any) -> list[int]:
-        """Ids of the tasks created or claimed since the run began, in order."""
-        ids: list[int] = []
+        """Ids of the tasks created or claimed since the run began, or carried on by a
+        resumed teammate, in order."""
+        ids: list[int] = list(self.carried)
         for event in board.events()[self.start:]:
             if event.get("action") in ("created", "claimed") and event["task_id"] not in ids:
                 ids.append(event["task_id"])
@@ -89,6 +98,10 @@ def _reason(task: Any, by_id: dict, members: dict, live: set[str], busy: set[str
         member = members.get(who)
         detail = f": {member.idle_reason}" if member is not None and member.idle_reason else ""
         return f"{who} failed{detail}; the task went back to pending"
+    if release is not None:  # given back (a shutdown, `tasks release`) and not taken again
+        why = f" ({release['reason']})" if release.get("reason") else ""
+        again = "nobody claimed it again" if live else "no teammate left to claim it"
+        return f"released by {release.get('owner') or 'its owner'}{why}; {again}"
     if not live:
         return "no teammate to claim it"
     return "not claimed: no teammate was free to take it"

@@ -90,18 +90,26 @@ def test_verify_failed_is_announced_but_not_logged(workdir):
 
 
 def test_held_notices_wait_for_the_end_of_the_block_but_wake_ups_do_not(workdir):
-    board, seen = _board(workdir)
+    seen: list = []
+    committed = threading.Event()
+    board = TaskBoard(workdir / ".tasks", on_event=seen.append,
+                      on_change=lambda: (seen.append("change"), committed.set()))
     board.create("a")
     seen.clear()
+    other: list = []
     with board.notices_held():
         board.claim(1, "alice")
         assert seen == ["change"]  # the wake-up at once
-        other: list = []
+        committed.clear()
         t = threading.Thread(target=lambda: (board.create("b"), other.extend(seen)))
         t.start()
-        t.join(WAIT)
-        assert [e.action for e in other if isinstance(e, TaskEvent)] == ["created"]  # not held
-    assert [e.action for e in seen if isinstance(e, TaskEvent)] == ["created", "claimed"]
+        assert committed.wait(WAIT)  # the other thread's change is made and woke waiters...
+        assert [e for e in seen if isinstance(e, TaskEvent)] == []  # ...but is not told yet
+    t.join(WAIT)
+    assert [e.action for e in seen if isinstance(e, TaskEvent)] == ["claimed", "created"]
+    # the other thread went on only once its own change had been told, after the held one
+    assert [e.action for e in other if isinstance(e, TaskEvent)] == ["claimed", "created"]
+    assert [e["action"] for e in board.events()][1:] == ["claimed", "created"]  # commit order
 
 
 def test_a_teammate_claim_and_completion_each_show_once(workdir, cleanup):
@@ -117,3 +125,29 @@ def test_a_teammate_claim_and_completion_each_show_once(workdir, cleanup):
     assert told == [("lead", "created", ""), ("alice", "claimed", "auto-claimed"),
                     ("alice", "completed", "all done")]
     assert [(e["actor"], e["action"]) for e in rt.board.events()] == [a[:2] for a in told]
+
+
+def test_a_teammate_woken_by_a_completion_is_told_after_it_in_commit_order(workdir):
+    """The REPL feed showed "bob claimed #2" before "coder completed #1" (which unblocked
+    it): the completion woke bob, whose claim was announced first. The board tells both in
+    the order it committed them, whichever thread gets there first."""
+    told: list[tuple[str, str, int]] = []
+    woken = threading.Event()
+
+    def wake() -> None:  # as a change wakes an idle teammate: it claims before we go on
+        if woken.is_set():
+            woken.clear()
+            t = threading.Thread(target=lambda: board.claim_next("bob"))
+            t.start()
+            t.join(WAIT)
+
+    board = TaskBoard(workdir / ".tasks", on_change=wake,
+                      on_event=lambda e: told.append((e.agent, e.action, e.task_id)))
+    board.create("expected", actor="lead")
+    board.create("verify", blocked_by=[1], actor="lead")
+    held = board.claim(1, "coder")
+    woken.set()
+    board.complete(1, "coder", held.claim_token, "42")
+    assert told[-2:] == [("coder", "completed", 1), ("bob", "claimed", 2)]
+    logged = [(e["actor"], e["action"], e["task_id"]) for e in board.events()]
+    assert told == logged

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PROMPTS = ("lead", "teammate", "compact")
+PROMPTS = ("lead", "teammate", "compact", "headless")
 
 
 @pytest.fixture(scope="module")

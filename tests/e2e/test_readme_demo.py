@@ -9,22 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.readme import README, readme_prompts
 
 from agent_cli.models.demo.intents import DEMO_PROMPTS, parse_intent
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-PROMPT_BLOCK_RE = re.compile(r"^```prompt\n(.*?)\n```$", re.MULTILINE | re.DOTALL)
 QUICK_START = ("pip install . && agent-cli", "pip install '.[test]' && python -m pytest")
-
-
-def readme_prompts() -> list[str]:
-    return [p.strip() for p in PROMPT_BLOCK_RE.findall(README.read_text(encoding="utf-8"))]
 
 
 def prompt_for(scenario: str) -> str:
@@ -88,6 +82,10 @@ def test_prompt_1_alice_and_bob_auto_claim_and_complete_three_tasks(workdir):
     claims = {e["task_id"]: e["actor"] for e in events(workdir) if e["action"] == "claimed"}
     assert sorted(claims) == [t["id"] for t in tasks]
     assert report["result"].startswith("(demo model)")
+    first = report["lead_turns"][0]["text"]  # headless: flags to pass, no keys to press
+    assert "--allow 'RULE'" in first and "--permission-mode acceptEdits" in first
+    assert "1 (yes)" not in first and "/tasks" not in first
+    assert "On the board now (list_tasks):" in first
 
 
 def test_prompt_4_c_is_completed_after_a_and_b(workdir):
@@ -177,6 +175,7 @@ def test_prompt_2_coder_finds_and_completes_the_tasks_it_claimed(workdir):
               if e["action"] == "claimed"]
     # nobody assigned anything: coder found each task on the board by itself...
     assert claims == [(t["id"], "coder", "claim_next") for t in tasks]
+    assert all(t["role"] == "coder" for t in tasks)  # no one idle from before may take them
     # ...and completed every task it claimed, the blocked one only after its blocker
     assert all((t["status"], t["owner"]) == ("completed", "coder") for t in tasks), tasks
     order = [(e["action"], e["task_id"]) for e in log if e["action"] in ("claimed", "completed")]
@@ -260,12 +259,12 @@ def test_prompt_6_after_prompt_5_in_one_session_goes_to_writer_with_her_plan(wor
         return len(tasks) == n and all(t.status == "completed" for t in tasks)
 
     try:
-        h.command(prompt_for("verify"), "reader and reviewer claim source and expected")
+        h.command(prompt_for("verify"), "Only a teammate with role checker may take")
         rec.wait_for(lambda: all_done(3), 60, "prompt 5's three tasks completed")
         rec.wait_for(lambda: all(rt.roster.get(n).status == "idle"
                                  for n in ("reader", "reviewer")), WAIT, "both idle")
         for run in (1, 2):
-            h.command(prompt_for("plan"), "no other teammate can take it")
+            h.command(prompt_for("plan"), "Only writer may take")
             rec.wait_for(lambda n=3 + run: all_done(n), 60, f"prompt 6 run {run} completed")
         out = h.command("/tasks", "Tasks")
         assert "@writer +plan" in out

@@ -157,6 +157,7 @@ def test_the_repl_takes_its_teammates_over_first_and_starts_them_once_it_can_ask
 def test_planted_session_entries_are_skipped_not_followed(workdir, tmp_path):
     store = SessionStore(workdir / ".team")
     real = store.create("headless")
+    store.note_member(real, "alice")  # not an empty session: -c would skip that one
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "session.json").write_text(json.dumps({"id": "20990101-000000000-abcd"}))

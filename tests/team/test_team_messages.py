@@ -165,7 +165,13 @@ def test_lead_tools_give_clear_errors_and_change_nothing(workdir, cleanup):
                                                    "prompt": "hi"})
     assert not err and text.startswith("spawned alice (tester)")
     err, text = _run(rt, tools, "spawn_teammate", {"name": "alice", "role": "tester"})
-    assert (err, text) == (True, "alice is already running")
+    assert (err, text) == (False, "alice is already running (tester); nothing new was "
+                           "started. It claims ready tasks from the board by itself.")
+    err, text = _run(rt, tools, "spawn_teammate", {"name": "alice", "role": "coder",
+                                                   "prompt": "hello"})
+    assert not err and text.endswith("Its role and plan setting stay as they were. "
+                                     "The prompt was not sent: send_message reaches it.")
+    assert [m.role for m in rt.roster.members()] == ["tester"] and rt.team.running() == ["alice"]
     err, text = _run(rt, tools, "create_task", {"subject": "check", "verify": {
         "command": "true", "expected_stdout_file": "../x"}})
     assert err and "inside the workdir" in text

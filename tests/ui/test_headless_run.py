@@ -66,7 +66,10 @@ def test_wait_json_returns_board_team_usage_and_denials(workdir: Path) -> None:
     assert report["outcome"] == "unfinished"
     [undone] = report["unfinished"]
     assert (undone["id"], undone["status"], undone["owner"]) == (1, "pending", "alice")
-    assert undone["reason"].startswith("shell run was denied")
+    assert undone["reason"] == (  # whole, and saying what a headless user can do
+        "shell run was denied (no human was available to approve this shell command "
+        "(echo hello-from-alice); this run is headless. To let it run, rerun with --allow "
+        "'Bash(echo hello-from-alice)'.)")
     [line] = [x for x in proc.stderr.splitlines() if x.startswith("agent-cli:")]
     assert line.startswith('agent-cli: unfinished #1 "say hello" (pending, alice): shell run')
     assert [m["name"] for m in report["team"]] == ["alice"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...shorten import shorten
 from ..base import Message, TextBlock, ToolResultBlock, ToolUseBlock
 
 CJK_RE = re.compile(r"[\u3400-\u9fff]")
@@ -84,10 +85,10 @@ def language(text: str) -> str:
 
 
 def first_line(text: str, limit: int = 120) -> str:
+    """The first non-blank line, shortened at a word with "…" when it runs past `limit`."""
     for line in text.splitlines():
         if line.strip():
-            line = line.strip()
-            return line if len(line) <= limit else line[: limit - 1] + "…"
+            return shorten(line.strip(), limit)
     return ""
 
 

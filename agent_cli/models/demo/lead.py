@@ -18,15 +18,18 @@ from typing import Any
 from ...framing import FramedMessage, split_framed
 from ..base import ModelRequest
 from ..reply import Call, Reply
+from .closing import call_label, closing_sections, is_headless
 from .conversation import Pair, first_line, last_opening, message_text, pairs_since, task_id_in
 from .intents import Intent, help_text, parse_intent
 from .texts import (
     ABC_TASKS,
+    CHECKER,
+    CODER,
     CODER_TASKS,
+    GENERALIST,
     MAIN_PY,
     PLAN_TASK,
     board_tasks,
-    closing_hint,
     expected_txt,
     verify_tasks,
 )
@@ -42,6 +45,7 @@ class LeadTurn:
     intent: Intent
     inbox: list[FramedMessage]
     tools: set[str]
+    headless: bool = False
     by_phase: dict[int, list[Pair]] = field(default_factory=dict)
 
     def results(self, phase: int) -> list[Pair]:
@@ -98,46 +102,46 @@ def _stop_if_failed(turn: LeadTurn, phase: int) -> str | None:
 # -- scenarios -------------------------------------------------------------------------
 
 def board_create(turn: LeadTurn):
-    return [_create(s, d) for s, d in board_tasks(turn.intent.count)]
+    return [_create(s, d, role=GENERALIST) for s, d in board_tasks(turn.intent.count)]
 
 
 def board_spawn(turn: LeadTurn):
     if _stop_if_failed(turn, 1):
         return "stop"
-    return _spawn(turn, "generalist")
+    return _spawn(turn, GENERALIST)
 
 
 def coder_first(turn: LeadTurn):
-    return [_create(*CODER_TASKS[0])]
+    return [_create(*CODER_TASKS[0], role=CODER)]
 
 
 def coder_second(turn: LeadTurn):
     if _stop_if_failed(turn, 1):
         return "stop"
     first = _ids(turn.results(1))[0]
-    return [_create(*CODER_TASKS[1], blocked_by=[first])]
+    return [_create(*CODER_TASKS[1], blocked_by=[first], role=CODER)]
 
 
 def coder_spawn(turn: LeadTurn):
     if _stop_if_failed(turn, 2):
         return "stop"
-    return _spawn(turn, "coder")
+    return _spawn(turn, CODER)
 
 
 def abc_first(turn: LeadTurn):
-    return [_create(*ABC_TASKS[0]), _create(*ABC_TASKS[1])]
+    return [_create(*ABC_TASKS[0], role=GENERALIST), _create(*ABC_TASKS[1], role=GENERALIST)]
 
 
 def abc_last(turn: LeadTurn):
     if _stop_if_failed(turn, 1):
         return "stop"
-    return [_create(*ABC_TASKS[2], blocked_by=_ids(turn.results(1)))]
+    return [_create(*ABC_TASKS[2], blocked_by=_ids(turn.results(1)), role=GENERALIST)]
 
 
 def abc_spawn(turn: LeadTurn):
     if _stop_if_failed(turn, 2):
         return "stop"
-    return _spawn(turn, "generalist")
+    return _spawn(turn, GENERALIST)
 
 
 def verify_look(turn: LeadTurn):
@@ -159,7 +163,7 @@ def verify_first(turn: LeadTurn):
     if any(not p.ok for p in turn.results(2)):
         return "stop"
     source, expected, _ = verify_tasks()
-    return [_create(*source), _create(*expected)]
+    return [_create(*source, role=CHECKER), _create(*expected, role=CHECKER)]
 
 
 def verify_last(turn: LeadTurn):
@@ -167,16 +171,13 @@ def verify_last(turn: LeadTurn):
         return "stop"
     _, _, verify = verify_tasks()
     check = {"command": "python main.py", "expected_stdout_file": "expected.txt"}
-    return [_create(*verify, blocked_by=_ids(turn.results(3)), verify=check)]
+    return [_create(*verify, blocked_by=_ids(turn.results(3)), verify=check, role=CHECKER)]
 
 
 def verify_spawn(turn: LeadTurn):
     if _stop_if_failed(turn, 4):
         return "stop"
-    return [
-        ("spawn_teammate", {"name": "reader", "role": "reader"}),
-        ("spawn_teammate", {"name": "reviewer", "role": "reviewer"}),
-    ]
+    return [("spawn_teammate", {"name": n, "role": CHECKER}) for n in ("reader", "reviewer")]
 
 
 def plan_look(turn: LeadTurn):
@@ -210,6 +211,15 @@ def running_in(listing: str, name: str) -> bool:
     return False
 
 
+def look(turn: LeadTurn):
+    """The board as the turn ends, when it created tasks: the closing text reports it."""
+    pairs = turn.all_pairs()
+    if any(not p.ok for p in pairs if p.use.name != "read_file"):
+        return "stop"  # the closing text reports the failure
+    made = any(p.use.name == "create_task" and p.ok for p in pairs)
+    return [("list_tasks", {})] if made else []
+
+
 def shutdown_ask(turn: LeadTurn):
     return [("request_shutdown", {"name": n}) for n in turn.intent.names]
 
@@ -219,11 +229,11 @@ def message_send(turn: LeadTurn):
 
 
 SCENARIOS: dict[str, list[Phase]] = {
-    "board": [board_create, board_spawn],
-    "coder": [coder_first, coder_second, coder_spawn],
-    "abc": [abc_first, abc_last, abc_spawn],
-    "verify": [verify_look, verify_files, verify_first, verify_last, verify_spawn],
-    "plan": [plan_look, plan_create, plan_spawn],
+    "board": [board_create, board_spawn, look],
+    "coder": [coder_first, coder_second, coder_spawn, look],
+    "abc": [abc_first, abc_last, abc_spawn, look],
+    "verify": [verify_look, verify_files, verify_first, verify_last, verify_spawn, look],
+    "plan": [plan_look, plan_create, plan_spawn, look],
     "shutdown": [shutdown_ask],
     "message": [message_send],
     "help": [],
@@ -239,7 +249,7 @@ def lead_reply(request: ModelRequest) -> Reply:
     opening = message_text(messages[start]) if messages else ""
     inbox, user_text = split_framed(opening)
     intent = parse_intent(user_text) if user_text else Intent("help")
-    turn = LeadTurn(intent, inbox, {t.name for t in request.tools})
+    turn = LeadTurn(intent, inbox, {t.name for t in request.tools}, is_headless(request.system))
     last_phase = -1
     for pair in pairs_since(messages, start):
         m = PHASE_ID_RE.match(pair.use.id)
@@ -266,15 +276,10 @@ def _narrate(calls: list[tuple[str, dict[str, Any]]], lang: str) -> str:
     return f"下一步：{labels}" if lang == "zh" else f"Next: {labels}"
 
 
-def call_label(name: str, args: dict[str, Any]) -> str:
-    key = (args.get("subject") or args.get("name") or args.get("to") or args.get("path")
-           or args.get("command") or args.get("request_id") or "")
-    return f"{name} {key}".strip()
-
-
 def closing_text(turn: LeadTurn, user_text: str) -> str:
-    """Summarize what the tools actually returned (errors and denials included), as Markdown:
-    a list per section, sections apart, so the REPL renders one line per item."""
+    """What the inbox brought, then what the tools actually returned (errors and denials
+    included) and what that adds up to (closing.py), as Markdown: a list per section,
+    sections apart, so the REPL renders one line per item."""
     zh = turn.intent.lang == "zh"
     pairs = turn.all_pairs()
     sections: list[list[str]] = []
@@ -285,19 +290,7 @@ def closing_text(turn: LeadTurn, user_text: str) -> str:
         if turn.inbox and not user_text:  # a turn that only delivers the inbox
             return "(demo model) " + _join(sections)
         return _join([[help_text(turn.intent.lang)], *sections])
-    if pairs:
-        sections.append(["我实际做了这些：" if zh else "What I did (tool results as returned):"] + [
-            f"- {'✓' if pair.ok else '✗'} {call_label(pair.use.name, pair.use.input)}: "
-            f"{first_line(pair.text, 160)}" for pair in pairs])
-    failed = any(not p.ok for p in pairs if p.use.name != "read_file")
-    if failed:
-        sections.append(["有步骤失败或被拒绝（见上），依赖它们的步骤没有做。" if zh else
-                         "Some steps failed or were denied (see above); what depends on them "
-                         "was not done."])
-    elif pairs:
-        hint = closing_hint(turn.intent.scenario, turn.intent.lang, turn.intent.names)
-        if hint:
-            sections.append([hint])
+    sections += closing_sections(pairs, turn.intent.lang, turn.headless)
     return "(demo model) " + _join(sections)
 
 

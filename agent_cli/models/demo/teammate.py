@@ -176,7 +176,13 @@ def outcome(step: Step, span: list[Pair]) -> str:
         if m:
             return f"{m.group(1)} prints {shown}"
         return f"`{step.target}` printed {shown}"
-    return ("added a line to " if step.kind == "append" else "wrote ") + step.target
+    created = pair.text.startswith("Created")  # write_file says whether the file was there
+    if step.kind == "append":
+        line = step.content.strip()
+        if created:
+            return f'created {step.target} with the line "{line}"'
+        return f'added the line "{line}" to {step.target}'
+    return ("created " if created else "wrote ") + step.target
 
 
 def _stdout_line(text: str) -> str:
@@ -221,7 +227,9 @@ def teammate_reply(request: ModelRequest) -> Reply:
         text = f"Task #{task.id}: " + ", ".join(s.label() for s in batch_steps) + "."
         return Reply(text, _available(calls, tools))
     order = {"run": 0, "write": 1, "append": 1, "glob": 2, "read": 3}
-    done = [outcome(s, span) for s in sorted(steps, key=lambda s: order[s.kind])]
+    written = {s.target for s in steps if s.kind in ("write", "append")}
+    said = [s for s in steps if not (s.kind == "read" and s.target in written)]  # the write
+    done = [outcome(s, span) for s in sorted(said, key=lambda s: order[s.kind])]  # says it
     done = done or ["nothing concrete to do in the task text"]
     result = "; ".join(done)
     return Reply(f"Task #{task.id} looks done: {result}.",
@@ -251,7 +259,7 @@ def _react(task: TaskInfo, batch: list[Pair], messages: list[Message], start: in
     for pair in batch:
         if pair.ok or pair.use.name in {"read_file", "glob", "grep", "idle", "send_message"}:
             continue
-        line = first_line(pair.text, 200)
+        line = first_line(pair.text.strip().removeprefix("Denied: "), 200)
         if pair.use.name in EFFECTFUL and PLAN_REFUSAL_RE.search(pair.text) \
                 and "denied" not in pair.text.lower():
             if any(p.use.name == "submit_plan" for p in pairs_since(messages, start)):

@@ -63,52 +63,85 @@ def verify_tasks() -> tuple[tuple[str, str], tuple[str, str], tuple[str, str]]:
     )
 
 
-HINTS_EN = {
-    "board": "Teammates {names} now claim these tasks by themselves, one at a time. Approve "
-    "their commands and writes with 1 (yes), 2 (yes, always) or 3 (no); /tasks shows the "
-    "board, /team who holds what.",
-    "coder": "coder finds the first task on the board by itself, then the second once the first "
-    "is done. Approve its write and its command with 1/2/3; watch with /tasks and /team.",
-    "abc": "{names} claim A and B in parallel; C stays blocked until both are completed, then "
-    "exactly one of them claims it. Approve the writes with 1/2/3; /tasks shows the order.",
-    "verify": "reader and reviewer claim source and expected; verify waits for both. The host "
-    "runs `python main.py` through the approval gate and completes verify only if the output "
-    "matches expected.txt.",
-    "plan": "The task is assigned to writer and requires a plan, so no other teammate can take "
-    "it. writer claims it and submits a plan for it first; when it reaches my inbox I review it "
-    "at once (a lead turn starts by itself). The write to NOTES.md still asks you: 1/2/3.",
-    "shutdown": "{names} answer after the current step, release any task they hold and stop; "
-    "/team shows them as shutdown.",
-    "message": "{names} wake up at once with the message and go on with the tasks they hold.",
+# Who the scenarios' tasks are for (the role their teammates are spawned with), so a teammate
+# idle from an earlier prompt cannot take them and each walkthrough holds in one session.
+GENERALIST = "generalist"  # alice and bob: prompts 1, 3 and 4
+CODER = "coder"  # prompt 2
+CHECKER = "checker"  # reader and reviewer: prompt 5
+
+# The closing text's words (closing.py fills them from the tool results; none names a
+# teammate the results do not name).
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "did": "What I did (tool results as returned):",
+        "failed": "Some steps failed or were denied (see above); what depends on them was not "
+        "done.",
+        "board": "On the board now (list_tasks):",
+        "listed": "{count} tasks on the board",
+        "team_listed": "{count} teammates in the roster",
+        "in_progress": "in progress",
+        "pending": "pending",
+        "completed": "completed",
+        "blocked": "blocked by {ids}",
+        "role": "Only a teammate with role {role} may take {ids}: here that is {who}.",
+        "role_nobody": "Only a teammate with role {role} may take {ids}; none was started or "
+        "found in this turn.",
+        "assignee": "Only {name} may take {ids}.",
+        "assignee_plan": "Only {name} may take {ids}, and only with a plan for it approved "
+        "first (I review it when it reaches my inbox).",
+        "anyone": "Any idle teammate may take {ids}.",
+        "waits": "{id} waits until {ids} {be} completed.",
+        "verify": "{id} is completed only if the host's check passes: `{command}` must print "
+        "{expected}.",
+        "expected_file": "what {path} holds",
+        "started": "Started now: {names}.",
+        "running": "Already running: {names}.",
+        "repl": "Approve their commands and writes with 1 (yes), 2 (yes, always) or 3 (no); "
+        "/tasks shows the board, /team who holds what.",
+        "headless": "This run is headless: no one approves, so a command or write that no "
+        "rule allows is denied. To let it run, pass --allow 'RULE' next time (each denial names "
+        "its rule), or --permission-mode acceptEdits for file writes.",
+        "shutdown": "Shutdown requested: {names}. Each answers after its current step, "
+        "releases any task it holds and stops.",
+        "shutdown_repl": "/team shows who has shut down.",
+        "message": "Message sent to {names}: it wakes a waiting teammate at once.",
+        "and": " and ",
+        "comma": ", ",
+    },
+    "zh": {
+        "did": "我实际做了这些：",
+        "failed": "有步骤失败或被拒绝（见上），依赖它们的步骤没有做。",
+        "board": "看板现状（list_tasks）：",
+        "listed": "看板上共 {count} 个任务",
+        "team_listed": "名册上共 {count} 个队友",
+        "in_progress": "进行中",
+        "pending": "待认领",
+        "completed": "已完成",
+        "blocked": "被 {ids} 阻塞",
+        "role": "只有角色为 {role} 的队友能认领 {ids}：这里是 {who}。",
+        "role_nobody": "只有角色为 {role} 的队友能认领 {ids}；这一轮没有启动或找到这样的队友。",
+        "assignee": "只有 {name} 能认领 {ids}。",
+        "assignee_plan": "只有 {name} 能认领 {ids}，而且要先为它提交计划并获批准"
+        "（计划到了我的收件箱我就审批）。",
+        "anyone": "任何空闲队友都可以认领 {ids}。",
+        "waits": "{id} 要等 {ids} 完成。",
+        "verify": "只有宿主的检查通过，{id} 才算完成：`{command}` 的输出必须是{expected}。",
+        "expected_file": " {path} 里的内容",
+        "started": "刚启动：{names}。",
+        "running": "已在运行：{names}。",
+        "repl": "审批命令和写文件时按 1（允许）、2（总是允许）或 3（拒绝）；"
+        "/tasks 查看看板，/team 查看谁在做什么。",
+        "headless": "这是无人值守（headless）运行：没有人审批，规则不允许的命令和写文件都会被拒绝。"
+        "要放行，下次运行时加 --allow 'RULE'（每条拒绝都写明了规则），写文件也可以用 "
+        "--permission-mode acceptEdits。",
+        "shutdown": "已请求关闭：{names}。每人在当前步骤结束后答复、释放手上的任务并停止。",
+        "shutdown_repl": "/team 会显示谁已关闭。",
+        "message": "已发消息给 {names}：等待中的队友会立即醒来。",
+        "and": "、",
+        "comma": "，",
+    },
 }
 
-HINTS_ZH = {
-    "board": "{names} 会自己从看板认领任务。审批命令和写文件时按 1（允许）、2（总是允许）或 3"
-    "（拒绝）；/tasks 查看看板，/team 查看谁在做什么。",
-    "coder": "coder 会自己在看板上找到第一个任务，完成后再认领第二个。"
-    "用 1/2/3 审批；/tasks、/team 观察。",
-    "abc": "{names} 会并行认领 A 和 B；C 在两者完成之前一直被阻塞，之后由其中一人认领。"
-    "用 1/2/3 审批写文件；/tasks 可以看到顺序。",
-    "verify": "reader 和 reviewer 认领 source 与 expected；verify 等两者完成。宿主经审批运行 "
-    "`python main.py`，输出与 expected.txt 一致才会完成 verify。",
-    "plan": "任务指派给了 writer 并要求先提交计划，其他队友不能认领。writer 认领后先为它提交计划；"
-    "计划一到我的收件箱，我就自动开始一轮来审批。写 NOTES.md 仍然要你按 1/2/3 确认。",
-    "shutdown": "{names} 会在当前步骤结束后答复、释放手上的任务并停止；/team 显示为 shutdown。",
-    "message": "{names} 收到消息后立即醒来，继续手上的任务。",
-}
 
-
-# English hints for a single name (the ones above read right for two or more).
-HINTS_EN_ONE = {
-    "shutdown": "{names} answers after the current step, releases any task it holds and stops; "
-    "/team shows it as shutdown.",
-    "message": "{names} wakes up at once with the message and goes on with the task it holds.",
-}
-
-
-def closing_hint(scenario: str, lang: str, names: list[str]) -> str:
-    table = HINTS_ZH if lang == "zh" else HINTS_EN
-    if lang != "zh" and len(names) == 1:
-        table = {**table, **HINTS_EN_ONE}
-    text = table.get(scenario, "")
-    return text.format(names=" 和 ".join(names) if lang == "zh" else " and ".join(names))
+def words(lang: str) -> dict[str, str]:
+    return WORDS["zh" if lang == "zh" else "en"]
