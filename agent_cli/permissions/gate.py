@@ -1,6 +1,9 @@
 """The permission gate: the one check every tool call passes before its handler runs.
 
-Order: read-only tools are allowed (never ask, never audited). Otherwise: deny rules -> the
+Order: read-only tools are allowed (never ask, never audited), but for the Read rules: a
+read of a path a Read deny rule matches is denied, one an ask rule matches asks (both
+audited), and every call carries the Read rules (ctx.read_guard) so the file tools withhold
+what they meet in a search. Otherwise: deny rules -> the
 plan gate (a teammate whose plan is not approved yet; skipped for plan_exempt tools) ->
 coordination tools without a permission kind are allowed (not audited) -> the mode (plan
 refuses, bypassPermissions allows) -> ask rules (straight to the human) -> acceptEdits allows
@@ -25,15 +28,18 @@ from pydantic import BaseModel
 from ..errors import AgentCliError, ToolError
 from ..tools.base import Tool, ToolContext
 from ..tools.paths import relative_target
+from ..tools.read_guard import spellings
 from .audit import AuditLog
 from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
+from .path_rules import PathTarget
 from .policy import PermissionPolicy
+from .read_rules import ReadRules
 from .shell_analysis import analyze
 from .shell_verdict import ShellVerdict
 
 PROTECTED_DIRS = frozenset({".agent-cli", ".tasks", ".team", ".git"})
 NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit",
-         "Mcp": "MCP tool call"}
+         "Read": "file read", "Mcp": "MCP tool call"}
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,10 @@ class PermissionGate:
         gate, plan mode and ask rules still win) or "ask" (asks even a read-only tool). A
         hook's deny is refused before the gate (agent/tool_hooks.py).
         """
+        roots = (ctx.workspace.root if ctx.workspace else ctx.workdir, self.policy.workdir)
+        ctx.read_guard = self.policy.read_rules(roots)
+        if tool.permission == "Read":
+            return self._check_read(tool, args, ctx, ctx.read_guard, hook)
         if tool.read_only and hook != "ask":
             return Decision(True, "read-only")
         try:
@@ -80,13 +90,48 @@ class PermissionGate:
         return self._done(tool, args, ctx, decision)
 
     # ----- steps ----------------------------------------------------------------------------
+    def _check_read(
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, rules: ReadRules | None,
+        hook: str | None,
+    ) -> Decision:
+        """read_file / grep / glob: the Read rules on the path the call names, by every
+        spelling it may reach (as written, and resolved through symlinks)."""
+        if rules is None and hook != "ask":
+            return Decision(True, "read-only")
+        raw = tool.rule_target(args) if tool.rule_target else "."
+        try:
+            names = spellings(ctx.workspace.root if ctx.workspace else ctx.workdir, raw)
+        except (ToolError, ValueError, OSError):
+            names = []  # a path the tool itself refuses (its error says why)
+        for rel, is_dir in names if rules is not None else ():
+            entry = rules.denying(rel, is_dir)
+            if entry is not None:
+                return self._done(tool, args, ctx, Decision(
+                    False, entry.rule, f"Denied by rule {entry.rule} ({entry.source}): "
+                    f"{tool.name} of {_short(raw)} was not run."))
+        asked = hook == "ask" or (rules is not None and any(
+            rules.asking(rel, is_dir) is not None for rel, is_dir in names))
+        if not asked:
+            return Decision(True, "read-only")
+        if self.policy.mode == "bypassPermissions":
+            return self._done(tool, args, ctx, Decision(True, "mode bypassPermissions"))
+        decision = self._ask(tool, args, ctx, raw, NOUNS["Read"], forced=True)
+        if decision.allowed and rules is not None:
+            rules.approve([rel for rel, _ in names])
+        return self._done(tool, args, ctx, decision)
+
     def _decide(
         self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, hook: str | None = None
     ) -> Decision:
         kind = tool.permission
         noun = NOUNS.get(kind or "", f"{tool.name} call")
         verdict = self.policy.judge_shell(target) if kind == "Bash" else None
-        denied = self._denied(kind, target, noun, verdict) if kind is not None else None
+        key: str | PathTarget = target
+        if kind in ("Write", "Edit"):
+            key = PathTarget.of(target, (ctx.workdir, self.policy.workdir))
+        denied = self._denied(kind, key, noun, verdict) if kind is not None else None
+        if denied is None and kind == "Edit" and ctx.read_guard is not None:
+            denied = self._unreadable(ctx.read_guard, target, noun)
         if denied is not None:
             return denied
         if tool.read_hint and hook != "ask":  # an MCP tool that says it only reads
@@ -116,7 +161,7 @@ class PermissionGate:
                     f"rule might match what it runs, because {unseen}.", reason=unseen
                 )
             return Decision(True, "mode bypassPermissions")
-        if hook == "ask" or self.policy.find("ask", kind, target) is not None:
+        if hook == "ask" or self.policy.find("ask", kind, key) is not None:
             return self._ask(tool, args, ctx, target, noun, forced=True)  # beats allow, modes
         guarded = kind in ("Write", "Edit") and is_protected(target)
         if mode == "acceptEdits" and kind in ("Write", "Edit") and not guarded:
@@ -124,7 +169,7 @@ class PermissionGate:
         if verdict is not None:
             allow = verdict.entry if verdict.effect == "allow" else None
         else:
-            allow = None if guarded else self.policy.find("allow", kind, target)
+            allow = None if guarded else self.policy.find("allow", kind, key)
         if allow is not None:
             return Decision(True, allow.rule)
         unseen = verdict.unseen if verdict is not None else ""
@@ -133,14 +178,15 @@ class PermissionGate:
         return self._ask(tool, args, ctx, target, noun, why)
 
     def _denied(
-        self, kind: str, target: str, noun: str, verdict: ShellVerdict | None
+        self, kind: str, key: str | PathTarget, noun: str, verdict: ShellVerdict | None
     ) -> Decision | None:
         """The deny rules' step: a matching rule (for a shell command, the shell verdict's)."""
         deny = verdict.entry if verdict and verdict.effect == "deny" else None
         if verdict is None:
-            deny = self.policy.find("deny", kind, target)
+            deny = self.policy.find("deny", kind, key)
         if deny is None:
             return None
+        target = key.rel if isinstance(key, PathTarget) else key
         why = f" ({verdict.reason})" if verdict and verdict.reason else ""
         return Decision(
             False,
@@ -149,6 +195,16 @@ class PermissionGate:
             f"{_short(target)} was not run{why}.",
             reason=verdict.reason if verdict else "",
         )
+
+    @staticmethod
+    def _unreadable(rules: ReadRules, target: str, noun: str) -> Decision | None:
+        """edit_file reads the file it edits: a Read deny rule on it denies the edit (its
+        answers would tell the model what the file holds)."""
+        entry = rules.denying(target)
+        if entry is None:
+            return None
+        return Decision(False, entry.rule, f"Denied by rule {entry.rule} ({entry.source}): "
+                        f"{noun} {_short(target)} was not run (editing reads the file).")
 
     def _ask(
         self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str, why: str = "",

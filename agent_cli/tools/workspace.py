@@ -20,6 +20,7 @@ from ..errors import ToolError
 from .base import Tool, ToolContext
 from .confined import read_capped
 from .fileio import check_writable, current_text, read_text, write_text
+from .read_guard import Withheld
 from .search import glob_paths, grep_files
 
 MAX_LINE_CHARS = 2000
@@ -57,7 +58,7 @@ class ReadFileInput(BaseModel):
 
 
 def read_file(args: ReadFileInput, ctx: ToolContext) -> str:
-    text, shown = read_text(ctx.workspace.root, args.path)
+    text, shown = read_text(ctx.workspace.root, args.path, ctx.read_guard)
     lines = text.splitlines()
     if not lines:
         return f"({shown} is empty)"
@@ -113,7 +114,7 @@ def _edited(args: EditFileInput, ctx: ToolContext) -> tuple[str, str, str, int]:
         raise ToolError("old_string is empty; use write_file to create or replace a whole file")
     if args.old_string == args.new_string:
         raise ToolError("old_string and new_string are the same; nothing to change")
-    old, shown = read_text(ctx.workspace.root, args.path)
+    old, shown = read_text(ctx.workspace.root, args.path, ctx.read_guard)
     count = old.count(args.old_string)
     if count == 0:
         raise ToolError(
@@ -157,16 +158,19 @@ def _check_pattern(pattern: str) -> None:
 
 def glob_files(args: GlobInput, ctx: ToolContext) -> str:
     _check_pattern(args.pattern)
+    withheld = Withheld()
     try:
-        found = glob_paths(ctx.workspace.root, args.path, args.pattern, ctx.cancel)
+        found = glob_paths(ctx.workspace.root, args.path, args.pattern, ctx.cancel,
+                           ctx.read_guard, withheld)
     except OSError as exc:
         raise ToolError(f"glob {args.pattern!r} failed: {exc.strerror or exc}") from None
+    note = withheld.note("entry")
     if not found:
-        return f"no files match {args.pattern}"
+        return "\n".join(x for x in (f"no files match {args.pattern}", note) if x)
     shown = found[:GLOB_CAP]
     if len(found) > GLOB_CAP:
         shown.append(f"... {len(found) - GLOB_CAP} more (capped at {GLOB_CAP}); narrow the pattern")
-    return "\n".join(shown)
+    return "\n".join(shown + ([note] if note else []))
 
 
 # ----- grep ---------------------------------------------------------------------------------
@@ -204,7 +208,9 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
     except re.error as exc:
         raise ToolError(f"invalid regex {args.pattern!r}: {exc}") from None
     hits: list[str] = []
-    files = grep_files(ctx.workspace.root, args.path, args.glob, ctx.cancel)
+    withheld = Withheld()
+    files = grep_files(ctx.workspace.root, args.path, args.glob, ctx.cancel, ctx.read_guard,
+                       withheld)
     try:
         for rel, fd in files:
             _grep_one(fd, regex, rel, hits, GREP_CAP)
@@ -214,11 +220,12 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
         raise ToolError(f"grep failed: {exc.strerror or exc}") from None
     finally:
         files.close()
+    note = withheld.note("file")
     if not hits:
-        return f"no matches for {args.pattern}"
+        return "\n".join(x for x in (f"no matches for {args.pattern}", note) if x)
     if len(hits) > GREP_CAP:
         hits = hits[:GREP_CAP] + [f"... capped at {GREP_CAP} matches; narrow the pattern or path"]
-    return "\n".join(hits)
+    return "\n".join(hits + ([note] if note else []))
 
 
 # ----- the tool list ------------------------------------------------------------------------
@@ -234,6 +241,8 @@ def workspace_tools() -> list[Tool]:
             ReadFileInput,
             read_file,
             read_only=True,
+            permission="Read",
+            rule_target=lambda a: a.path,
         ),
         Tool(
             "write_file",
@@ -261,6 +270,8 @@ def workspace_tools() -> list[Tool]:
             GlobInput,
             glob_files,
             read_only=True,
+            permission="Read",
+            rule_target=lambda a: a.path,
         ),
         Tool(
             "grep",
@@ -268,6 +279,8 @@ def workspace_tools() -> list[Tool]:
             GrepInput,
             grep,
             read_only=True,
+            permission="Read",
+            rule_target=lambda a: a.path,
         ),
         shell_tool(),
     ]
