@@ -11,6 +11,9 @@ file changes -> allow rules (settings layers, flags, session) -> the human throu
 approval broker. Every other decision is appended to the audit log. A denial is a Decision
 whose message becomes the tool result.
 
+An MCP tool not marked read-only is refused to an agent working in a task's worktree (its
+server runs in the main tree: what it writes would skip the worktree and the landing).
+
 File writes into .agent-cli/, .tasks/, .team/ and .git/ skip acceptEdits and allow rules:
 they always ask (bypassPermissions excepted), so a model cannot grant itself permissions or
 forge board, inbox or approval state with write_file.
@@ -134,6 +137,9 @@ class PermissionGate:
             denied = self._unreadable(ctx.read_guard, target, noun)
         if denied is not None:
             return denied
+        if kind == "Mcp" and not tool.read_hint and ctx.workspace is not None \
+                and ctx.workspace.task_id is not None:
+            return Decision(False, "worktree", _mcp_from_worktree(tool.name, ctx.workspace.label))
         if tool.read_hint and hook != "ask":  # an MCP tool that says it only reads
             return Decision(True, "read-only hint")  # deny rules alone apply
         if self.plan_gate is not None and not tool.plan_exempt and not tool.read_only:
@@ -309,6 +315,16 @@ def _denial_text(answer: ApprovalAnswer, noun: str, target: str, why: str = "") 
     if answer.feedback.strip():
         text += f" Feedback: {answer.feedback.strip()}"
     return text
+
+
+def _mcp_from_worktree(name: str, label: str) -> str:
+    """Why an MCP tool that may write is refused to an agent working in a task's worktree."""
+    where = label.removeprefix("in ") or "a task's worktree"
+    return (f"Refused: {name} is not marked read-only (readOnlyHint), and MCP servers run "
+            f"in the user's main tree, not in {where}: its changes would skip the task's "
+            "worktree and landing. From a worktree only read-only MCP tools can be called; "
+            "change files with write_file / edit_file, or ask the lead (who works in the "
+            "main tree) to make this call.")
 
 
 def _where(ctx: ToolContext) -> str:
