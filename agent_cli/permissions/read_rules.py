@@ -50,6 +50,24 @@ class ReadRules:
         rel = rel.strip("/")
         return any(a == "." or rel == a or rel.startswith(a + "/") for a in self._approved)
 
+    def withheld_path(self, path: Path) -> str:
+        """The Read deny or ask rule with a path that covers `path` (absolute: project
+        memory and its imports), or "". A bare `Read` rule does not keep your own
+        instructions from the model; nobody is asked while memory loads."""
+        import os
+
+        base = os.path.realpath(self.roots[0])
+        real = os.path.realpath(path)
+        inside = real == base or real.startswith(base.rstrip("/") + "/")
+        target = self.target(os.path.relpath(real, base)) if inside else PathTarget("", (real,))
+        for entry in self.deny + self.ask:
+            pattern = entry.parsed.path_pattern
+            if pattern is None or (not inside and pattern.anchor == "workdir"):
+                continue
+            if pattern.matches(target):
+                return entry.rule
+        return ""
+
     def withheld(self, rel: str, is_dir: bool = False) -> str:
         """The rule keeping the tools from `rel`, "" when they may read it."""
         entry = self.denying(rel, is_dir)
