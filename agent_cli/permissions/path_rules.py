@@ -45,15 +45,29 @@ class PathTarget:
     @classmethod
     def of(cls, rel: str, roots: tuple[Path, ...] = (), is_dir: bool = False) -> PathTarget:
         """`rel` under each root in `roots` (the root it is read under, then the workdir)."""
+        return cls.under(rel, bases_of(roots), is_dir)
+
+    @classmethod
+    def under(cls, rel: str, bases: tuple[str, ...], is_dir: bool = False) -> PathTarget:
+        """`of` with the roots' spellings already worked out (bases_of): no system call."""
         rel = rel.strip("/") or "."
         spellings: list[str] = []
-        for root in roots:
-            for base in {str(root), os.path.realpath(root)}:
-                full = os.path.normpath(os.path.join(base, rel))
-                if full not in spellings:
-                    spellings.append(full)
+        for base in bases:
+            full = os.path.normpath(os.path.join(base, rel))
+            if full not in spellings:
+                spellings.append(full)
         shown = rel + "/" if is_dir and rel != "." else rel
         return cls(shown, tuple(spellings))
+
+
+def bases_of(roots: tuple[Path, ...]) -> tuple[str, ...]:
+    """Each root as given and with its symlinks resolved, without repeats."""
+    out: list[str] = []
+    for root in roots:
+        for base in (str(root), os.path.realpath(root)):
+            if base not in out:
+                out.append(base)
+    return tuple(out)
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,12 @@ a directory).
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .path_rules import PathTarget
+from .path_rules import PathTarget, bases_of
 
 if TYPE_CHECKING:
     from .policy import RuleEntry
@@ -29,18 +31,25 @@ class ReadRules:
         self.deny = deny
         self.ask = ask
         self.roots = roots
+        self._bases = bases_of(roots)
         self._approved: list[str] = []
+        self._quick = {"deny": _Quick(deny, self._bases), "ask": _Quick(ask, self._bases)}
 
     def target(self, rel: str, is_dir: bool = False) -> PathTarget:
-        return PathTarget.of(rel, self.roots, is_dir)
+        return PathTarget.under(rel, self._bases, is_dir)
+
+    def _first(self, effect: str, rel: str, is_dir: bool) -> RuleEntry | None:
+        entries = self.deny if effect == "deny" else self.ask
+        if not entries or self._quick[effect].misses(rel, is_dir):
+            return None
+        target = self.target(rel, is_dir)
+        return next((e for e in entries if e.parsed.matches("Read", target, "deny")), None)
 
     def denying(self, rel: str, is_dir: bool = False) -> RuleEntry | None:
-        target = self.target(rel, is_dir)
-        return next((e for e in self.deny if e.parsed.matches("Read", target, "deny")), None)
+        return self._first("deny", rel, is_dir)
 
     def asking(self, rel: str, is_dir: bool = False) -> RuleEntry | None:
-        target = self.target(rel, is_dir)
-        return next((e for e in self.ask if e.parsed.matches("Read", target, "deny")), None)
+        return self._first("ask", rel, is_dir)
 
     def approve(self, rels: list[str]) -> None:
         """A human said yes to reading these (files, or directories and what is inside)."""
@@ -54,8 +63,6 @@ class ReadRules:
         """The Read deny or ask rule with a path that covers `path` (absolute: project
         memory and its imports), or "". A bare `Read` rule does not keep your own
         instructions from the model; nobody is asked while memory loads."""
-        import os
-
         base = os.path.realpath(self.roots[0])
         real = os.path.realpath(path)
         inside = real == base or real.startswith(base.rstrip("/") + "/")
@@ -74,3 +81,44 @@ class ReadRules:
         if entry is None and not self._is_approved(rel):
             entry = self.asking(rel, is_dir)
         return entry.rule if entry is not None else ""
+
+
+class _Quick:
+    """A fast "certainly no match" for a search meeting thousands of files: the rules'
+    gitignore patterns (as pathspec compiles them) joined into one regex per anchor, tried
+    on the path below each root that lies under the anchor; a bare rule always goes to the
+    full check."""
+
+    def __init__(self, entries: list[RuleEntry], bases: tuple[str, ...]) -> None:
+        import pathspec
+
+        patterns = [e.parsed.path_pattern for e in entries]
+        self.exact = any(p is None for p in patterns)
+        home = os.path.expanduser("~").rstrip("/") + "/"
+        self.checks: list[tuple[str, re.Pattern[str]]] = []  # (prefix before rel, regex)
+        for anchor, base in (("workdir", ""), ("home", home), ("root", "/")):
+            lines = [p.pattern for p in patterns if p is not None and p.anchor == anchor]
+            if not lines:
+                continue
+            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            regex = re.compile("|".join(
+                f"(?:{p.regex.pattern.replace('(?P<ps_d>', '(?:')})"
+                for p in spec.patterns if p.include and p.regex is not None))
+            if not base:
+                self.checks.append(("", regex))
+                continue
+            for root in bases:
+                full = root.rstrip("/") + "/"
+                if full.startswith(base):
+                    self.checks.append((full[len(base):], regex))
+
+    def misses(self, rel: str, is_dir: bool) -> bool:
+        if self.exact:
+            return False
+        rel = rel.strip("/")
+        if rel in ("", "."):
+            return True
+        if "/." in "/" + rel and ("/./" in "/" + rel + "/" or "/../" in "/" + rel + "/"):
+            return False  # not a normalized path: leave it to the full check
+        tail = "/" if is_dir else ""
+        return not any(regex.match(prefix + rel + tail) for prefix, regex in self.checks)

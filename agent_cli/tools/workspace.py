@@ -90,6 +90,8 @@ def write_file(args: WriteFileInput, ctx: ToolContext) -> str:
     shown, existed = write_text(ctx.workspace.root, args.path, args.content)
     n = len(args.content.splitlines())
     verb = "Overwrote" if existed else "Created"
+    if ctx.read_guard is not None and ctx.read_guard.withheld(shown):
+        verb = "Wrote"  # whether a file the agent may not read existed is not said either
     return f"{verb} {shown} ({n} lines, {len(args.content.encode('utf-8'))} bytes)"
 
 

@@ -183,3 +183,32 @@ def test_edit_rules_take_the_same_anchors(planted):
     assert (planted / "public.txt").read_text() == "hello public\n"
     assert "Write(~/x)" in [e.rule for e in PermissionPolicy(planted, deny=["Write(~/x)"]).rules()]
     assert home  # ~ expands for the rule at match time
+
+
+def test_writing_a_file_the_agent_may_not_read_does_not_say_whether_it_existed(planted):
+    s = Session(planted, deny=["Read(*.env)"])
+    s.policy.add_rule("Write", "allow")
+    assert s.call("write_file", path=".env", content="new\n").startswith("Wrote .env")
+    assert s.call("write_file", path="b.env", content="new\n").startswith("Wrote b.env")
+    assert s.call("write_file", path="c.txt", content="new\n").startswith("Created c.txt")
+
+
+def test_the_fast_path_of_a_search_agrees_with_the_full_match(workdir, monkeypatch):
+    """grep and glob skip the full match for paths no rule can cover: never wrongly."""
+    from agent_cli.permissions.path_rules import PathTarget
+
+    monkeypatch.setenv("HOME", str(workdir.parent))
+    name = workdir.name
+    rules = ["Read(.env)", "Read(/a/*.txt)", "Read(keys/)", "Read(**/x/**)", "Read(*.p?m)",
+             f"Read(~/{name}/deep/**)", f"Read(//{str(workdir).lstrip('/')}/top)", "Read(a/**/z)"]
+    paths = [".env", "a/.env", "a/b.txt", "a/c/b.txt", "keys", "keys/k", "b/keys/k", "x",
+             "q/x/r", "k.pem", "d/k.pim", "deep", "deep/er", "top", "top/in", "a/z", "a/q/w/z",
+             "a/z/inside", "plain.py", "sub/plain.py"]
+    for rule in rules:
+        policy = PermissionPolicy(workdir, deny=[rule])
+        guard = policy.read_rules((workdir, workdir))
+        [entry] = guard.deny
+        for rel in paths:
+            for is_dir in (False, True):
+                full = entry.parsed.matches("Read", PathTarget.of(rel, (workdir,), is_dir), "deny")
+                assert bool(guard.withheld(rel, is_dir)) == full, (rule, rel, is_dir)
