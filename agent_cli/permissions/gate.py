@@ -112,13 +112,13 @@ class PermissionGate:
                 return self._done(tool, args, ctx, Decision(
                     False, entry.rule, f"Denied by rule {entry.rule} ({entry.source}): "
                     f"{tool.name} of {_short(raw)} was not run."))
-        asked = hook == "ask" or (rules is not None and any(
-            rules.asking(rel, is_dir) is not None for rel, is_dir in names))
-        if not asked:
+        asking = [e for e in (rules.asking(rel, d) for rel, d in names) if e] if rules else []
+        if hook != "ask" and not asking:
             return Decision(True, "read-only")
         if self.policy.mode == "bypassPermissions":
             return self._done(tool, args, ctx, Decision(True, "mode bypassPermissions"))
-        decision = self._ask(tool, args, ctx, raw, NOUNS["Read"], forced=True)
+        why = f"rule {asking[0].rule} ({asking[0].source}) asks about it" if asking else ""
+        decision = self._ask(tool, args, ctx, raw, NOUNS["Read"], why, forced=True)
         if decision.allowed and rules is not None:
             rules.approve([rel for rel, _ in names])
         return self._done(tool, args, ctx, decision)

@@ -22,7 +22,8 @@ from rich.text import Text
 
 from .style import agent_style
 
-VERBS = {"shell": "run", "write_file": "write", "edit_file": "edit"}
+VERBS = {"shell": "run", "write_file": "write", "edit_file": "edit", "read_file": "read",
+         "grep": "search", "glob": "list files in"}
 
 
 def headline(req: Any, why: str = "") -> Text:

@@ -158,6 +158,7 @@ def test_an_ask_rule_asks_for_the_named_file_and_a_search_withholds_it(planted):
     assert SECRET not in s.call("grep", pattern="TOKEN")
     out, req = s.call_answered(ApprovalAnswer("allow_once"), "read_file", path="innocent.txt")
     assert req.tool == "read_file" and SECRET in out  # the human said yes to this read
+    assert "rule Read(./.env)" in req.reason
 
 
 def test_a_worktree_copy_is_covered_by_a_rule_written_for_the_main_tree(workdir):
