@@ -293,9 +293,10 @@ def suggest_rule(permission: str, target: str) -> str:
     if permission == "Mcp":
         return target
     if permission in ("Write", "Edit"):
-        if any(c in target for c in "*?") or target in ("", ".") or is_protected(target):
+        if any(c in target for c in "*?[\\!#") or target in ("", ".") or is_protected(target):
             return ""
-        return f"{permission}({target})"
+        # A top-level name is anchored (`/x`): in gitignore terms `x` alone is any depth.
+        return f"{permission}({target if '/' in target else '/' + target})"
     return ""
 
 

@@ -124,4 +124,6 @@ def parse_path_pattern(spec: str) -> PathPattern:
         raise BadPathPattern("the pattern names no file (write the tool alone for every file)")
     if pattern.startswith("!"):
         raise BadPathPattern("a rule cannot negate ('!'); write a deny or allow rule instead")
+    if pattern.startswith("#"):
+        pattern = "\\" + pattern  # a file named '#x', not a gitignore comment
     return PathPattern(spec, anchor, pattern)
