@@ -202,8 +202,9 @@ class PermissionPolicy:
 
     def read_rules(self, roots: tuple[Path, ...]) -> ReadRules | None:
         """The Read deny and ask rules for one call under `roots` (None when there are none:
-        reading is then free)."""
-        entries = [e for e in self.rules() if e.parsed.family == "Read" and e.effect != "allow"]
+        reading is then free). In bypassPermissions nothing asks: deny rules only."""
+        skip = ("allow", "ask") if self.mode == "bypassPermissions" else ("allow",)  # no asks
+        entries = [e for e in self.rules() if e.parsed.family == "Read" and e.effect not in skip]
         if not entries:
             return None
         return ReadRules([e for e in entries if e.effect == "deny"],

@@ -25,9 +25,9 @@ WAIT = 10.0
 class Session:
     """The real gate and tools behind a ToolRunner, headless unless a human is attached."""
 
-    def __init__(self, workdir, deny=(), ask=(), root=None) -> None:
+    def __init__(self, workdir, deny=(), ask=(), root=None, **policy_kw) -> None:
         self.workdir = workdir
-        self.policy = PermissionPolicy(workdir, deny=list(deny))
+        self.policy = PermissionPolicy(workdir, deny=list(deny), **policy_kw)
         for rule in ask:
             self.policy.add_rule(rule, "ask")
         self.broker = ApprovalBroker()
@@ -213,3 +213,13 @@ def test_the_fast_path_of_a_search_agrees_with_the_full_match(workdir, monkeypat
             for is_dir in (False, True):
                 full = entry.parsed.matches("Read", PathTarget.of(rel, (workdir,), is_dir), "deny")
                 assert bool(guard.withheld(rel, is_dir)) == full, (rule, rel, is_dir)
+
+
+def test_deny_holds_in_every_mode_and_only_bypass_skips_an_ask_rule(planted):
+    for mode in ("default", "acceptEdits", "plan", "bypassPermissions"):
+        s = Session(planted, deny=["Read(./.env)"], mode=mode, allow_bypass=True)
+        assert SECRET not in s.call("read_file", path="innocent.txt"), mode
+        assert SECRET not in s.call("grep", pattern="TOKEN"), mode
+    s = Session(planted, ask=["Read(./.env)"], mode="bypassPermissions", allow_bypass=True)
+    assert SECRET in s.call("read_file", path=".env")  # nothing asks in bypassPermissions
+    assert SECRET in s.call("grep", pattern="TOKEN")
