@@ -1,6 +1,6 @@
-"""Read deny rules end to end: a headless run whose model tries every read tool on a secret,
-with the rule from --deny or from a cloned repository's settings; project memory that
-imports the secret does not carry it to the model either."""
+"""Read rules end to end: a headless run whose model tries every read tool on a secret, with
+the deny rule from --deny or from a cloned repository's settings; project memory that
+imports the secret does not carry it to the model either; an ask rule in the terminal."""
 
 from __future__ import annotations
 
@@ -66,3 +66,39 @@ def test_project_memory_does_not_import_a_denied_file(workdir, cleanup) -> None:
     block = rt.memory.block()
     assert "TOKEN is documented here" in block and SECRET not in block
     assert any("withheld by permission rule Read(./.env)" in w for w in rt.memory.warnings)
+
+
+def test_an_ask_rule_asks_in_the_terminal_and_only_a_yes_reads_the_secret(workdir) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    from support.repl_spawn import spawn_repl
+
+    _plant(workdir)
+    (workdir / ".agent-cli").mkdir()
+    (workdir / ".agent-cli" / "settings.json").write_text(
+        json.dumps({"permissions": {"ask": ["Read(./.env)"]}}), encoding="utf-8")
+    read = {"name": "read_file", "input": {"path": "link.txt"}}
+    script = {"lead": [{"text": "Reading.", "tool_calls": [read]}, {"text": "Refused."},
+                       {"text": "Again.", "tool_calls": [read]}, {"text": "Read it."}]}
+    child = spawn_repl(workdir, script, timeout=30)
+    try:
+        child.expect("Ctrl-D exits")
+        child.send("read the link\r")
+        child.expect("wants to read")
+        child.expect("link.txt")
+        child.expect(r"asks because rule Read\(\./\.env\)")
+        child.expect("Choose 1")
+        child.send("3")
+        child.expect("instead")
+        child.send("\r")  # no words: just no
+        child.expect("Refused.")
+        assert SECRET not in _everything_the_model_saw(workdir)
+        child.send("read it again\r")
+        child.expect("wants to read")
+        child.expect("Choose 1")
+        child.send("1")
+        child.expect("Read it.")
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert SECRET in _everything_the_model_saw(workdir)  # you said yes the second time
