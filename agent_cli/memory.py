@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,9 +56,11 @@ class ProjectMemory:
 
 
 class _Reader:
-    def __init__(self, memory: ProjectMemory) -> None:
+    def __init__(self, memory: ProjectMemory, withheld: Callable[[Path], str] | None = None
+                 ) -> None:
         self.memory = memory
         self.seen: set[Path] = set()
+        self.withheld = withheld  # the Read rule that keeps a file from the model, or ""
 
     def read(self, path: Path, boundary: Path) -> tuple[bytes, int] | None:
         """(content up to MAX_BYTES, size) of a regular file inside `boundary`, else None."""
@@ -92,6 +95,10 @@ class _Reader:
         The file itself must be inside `boundary`; what it imports, inside `imports`.
         """
         real = Path(os.path.realpath(path))
+        rule = self.withheld(real) if self.withheld is not None else ""
+        if rule:
+            self.memory.warnings.append(f"{path}: not loaded (withheld by permission rule {rule})")
+            return None
         if real in self.seen:
             if parent is not None:
                 self.memory.warnings.append(f"{parent}: @{path.name} was already loaded; skipped")
@@ -160,10 +167,12 @@ def memory_dirs(workdir: Path) -> tuple[list[Path], Path]:
     return list(reversed(dirs)), (Path(os.path.realpath(root)) if root is not None else wd)
 
 
-def load_memory(workdir: Path, user_dir: Path | None = None) -> ProjectMemory:
-    """Read the user's AGENTS.md, then each level's memory files from the root down."""
+def load_memory(workdir: Path, user_dir: Path | None = None,
+                withheld: Callable[[Path], str] | None = None) -> ProjectMemory:
+    """Read the user's AGENTS.md, then each level's memory files from the root down; a file
+    (or import) `withheld` names a rule for is not loaded (a Read deny rule covers it)."""
     memory = ProjectMemory()
-    reader = _Reader(memory)
+    reader = _Reader(memory, withheld)
     if user_dir is not None:
         # The user's own file may be a symlink (dotfiles): its imports stay beside its target.
         ufile = Path(os.path.realpath(Path(user_dir) / "AGENTS.md"))

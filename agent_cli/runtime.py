@@ -204,7 +204,9 @@ class Runtime:
                 return self._memory
             from .memory import load_memory
 
-            self._memory = load_memory(self.workdir, self.settings.layer("user").path.parent)
+            rules = self.policy.read_rules((self.workdir,))
+            self._memory = load_memory(self.workdir, self.settings.layer("user").path.parent,
+                                       rules.withheld_path if rules is not None else None)
         from .events import Notice
 
         for warning in self._memory.warnings:

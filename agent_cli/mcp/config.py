@@ -60,6 +60,13 @@ class ServerSpec:
     headers: Mapping[str, str] = field(default_factory=dict)
     fingerprint: str = ""  # hash of the raw entry: trust is for exactly this definition
     error: str = ""
+    raw: Any = field(default=None, compare=False, repr=False)  # the entry as written
+
+    def definition(self) -> list[str]:
+        """Everything that decides what runs, as written (secrets masked): describe.py."""
+        from .describe import definition_lines
+
+        return definition_lines(self.raw)
 
     @property
     def shown(self) -> str:
@@ -144,7 +151,8 @@ def parse_servers(
 
 
 def _one(name: str, entry: Any, origin: Origin, source: str, env: Mapping[str, str]) -> ServerSpec:
-    base = {"name": name, "origin": origin, "source": source, "fingerprint": fingerprint(entry)}
+    base = {"name": name, "origin": origin, "source": source, "fingerprint": fingerprint(entry),
+            "raw": entry}
     if not NAME_RE.match(name):
         return ServerSpec(**base, error="a server name is 1-40 letters, digits, '_' or '-'")
     if not isinstance(entry, dict):

@@ -1,6 +1,9 @@
 """The permission gate: the one check every tool call passes before its handler runs.
 
-Order: read-only tools are allowed (never ask, never audited). Otherwise: deny rules -> the
+Order: read-only tools are allowed (never ask, never audited), but for the Read rules: a
+read of a path a Read deny rule matches is denied, one an ask rule matches asks (both
+audited), and every call carries the Read rules (ctx.read_guard) so the file tools withhold
+what they meet in a search. Otherwise: deny rules -> the
 plan gate (a teammate whose plan is not approved yet; skipped for plan_exempt tools) ->
 coordination tools without a permission kind are allowed (not audited) -> the mode (plan
 refuses, bypassPermissions allows) -> ask rules (straight to the human) -> acceptEdits allows
@@ -14,6 +17,9 @@ the plan-mode step, a command that may not run at all (failIfUnavailable, or lea
 sandbox with allowUnsandboxedCommands false) is denied and one that asks to leave the
 sandbox always asks (headless: denied); after the ask rules, a sandboxed command is allowed
 ("sandboxed") when autoAllowBashIfSandboxed is on. The audit line says `sandboxed`.
+
+An MCP tool not marked read-only is refused to an agent working in a task's worktree (its
+server runs in the main tree: what it writes would skip the worktree and the landing).
 
 File writes into .agent-cli/, .tasks/, .team/ and .git/ skip acceptEdits and allow rules:
 they always ask (bypassPermissions excepted), so a model cannot grant itself permissions or
@@ -34,9 +40,12 @@ from ..sandbox.placement import refusal as sandbox_refusal
 from ..shorten import shorten
 from ..tools.base import Tool, ToolContext
 from ..tools.paths import relative_target
+from ..tools.read_guard import spellings
 from .audit import AuditLog
 from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
+from .path_rules import PathTarget
 from .policy import PermissionPolicy
+from .read_rules import ReadRules
 from .shell_analysis import analyze
 from .shell_verdict import ShellVerdict
 
@@ -46,7 +55,7 @@ if TYPE_CHECKING:
 PROTECTED_DIRS = frozenset({".agent-cli", ".tasks", ".team", ".git"})
 LEAVING = "it asks to run outside the sandbox (dangerouslyDisableSandbox)"
 NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit",
-         "Mcp": "MCP tool call"}
+         "Read": "file read", "Mcp": "MCP tool call"}
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,10 @@ class PermissionGate:
         gate, plan mode and ask rules still win) or "ask" (asks even a read-only tool). A
         hook's deny is refused before the gate (agent/tool_hooks.py).
         """
+        roots = (ctx.workspace.root if ctx.workspace else ctx.workdir, self.policy.workdir)
+        ctx.read_guard = self.policy.read_rules(roots)
+        if tool.permission == "Read":
+            return self._check_read(tool, args, ctx, ctx.read_guard, hook)
         if tool.read_only and hook != "ask":
             return Decision(True, "read-only")
         try:
@@ -115,6 +128,36 @@ class PermissionGate:
                                                            False)))
 
     # ----- steps ----------------------------------------------------------------------------
+    def _check_read(
+        self, tool: Tool, args: BaseModel, ctx: ToolContext, rules: ReadRules | None,
+        hook: str | None,
+    ) -> Decision:
+        """read_file / grep / glob: the Read rules on the path the call names, by every
+        spelling it may reach (as written, and resolved through symlinks)."""
+        if rules is None and hook != "ask":
+            return Decision(True, "read-only")
+        raw = tool.rule_target(args) if tool.rule_target else "."
+        try:
+            names = spellings(ctx.workspace.root if ctx.workspace else ctx.workdir, raw)
+        except (ToolError, ValueError, OSError):
+            names = []  # a path the tool itself refuses (its error says why)
+        for rel, is_dir in names if rules is not None else ():
+            entry = rules.denying(rel, is_dir)
+            if entry is not None:
+                return self._done(tool, args, ctx, Decision(
+                    False, entry.rule, f"Denied by rule {entry.rule} ({entry.source}): "
+                    f"{tool.name} of {_short(raw)} was not run."))
+        asking = [e for e in (rules.asking(rel, d) for rel, d in names) if e] if rules else []
+        if hook != "ask" and not asking:
+            return Decision(True, "read-only")
+        if self.policy.mode == "bypassPermissions":
+            return self._done(tool, args, ctx, Decision(True, "mode bypassPermissions"))
+        why = f"rule {asking[0].rule} ({asking[0].source}) asks about it" if asking else ""
+        decision = self._ask(tool, args, ctx, raw, NOUNS["Read"], why, forced=True)
+        if decision.allowed and rules is not None:
+            rules.approve([rel for rel, _ in names])
+        return self._done(tool, args, ctx, decision)
+
     def _decide(
         self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, hook: str | None = None,
         place: str = "",
@@ -122,9 +165,17 @@ class PermissionGate:
         kind = tool.permission
         noun = NOUNS.get(kind or "", f"{tool.name} call")
         verdict = self.policy.judge_shell(target) if kind == "Bash" else None
-        denied = self._denied(kind, target, noun, verdict) if kind is not None else None
+        key: str | PathTarget = target
+        if kind in ("Write", "Edit"):
+            key = PathTarget.of(target, (ctx.workdir, self.policy.workdir))
+        denied = self._denied(kind, key, noun, verdict) if kind is not None else None
+        if denied is None and kind == "Edit" and ctx.read_guard is not None:
+            denied = self._unreadable(ctx.read_guard, target, noun)
         if denied is not None:
             return denied
+        if kind == "Mcp" and not tool.read_hint and ctx.workspace is not None \
+                and ctx.workspace.task_id is not None:
+            return Decision(False, "worktree", _mcp_from_worktree(tool.name, ctx.workspace.label))
         if tool.read_hint and hook != "ask":  # an MCP tool that says it only reads
             return Decision(True, "read-only hint")  # deny rules alone apply
         if self.plan_gate is not None and not tool.plan_exempt and not tool.read_only:
@@ -157,7 +208,7 @@ class PermissionGate:
                     f"rule might match what it runs, because {unseen}.", reason=unseen
                 )
             return Decision(True, "mode bypassPermissions")
-        if hook == "ask" or self.policy.find("ask", kind, target) is not None:
+        if hook == "ask" or self.policy.find("ask", kind, key) is not None:
             return self._ask(tool, args, ctx, target, noun, forced=True)  # beats allow, modes
         if place == "sandboxed" and self.sandbox is not None and self.sandbox.settings.auto_allow:
             return Decision(True, "sandboxed")  # the OS confines it: nothing to ask
@@ -167,7 +218,7 @@ class PermissionGate:
         if verdict is not None:
             allow = verdict.entry if verdict.effect == "allow" else None
         else:
-            allow = None if guarded else self.policy.find("allow", kind, target)
+            allow = None if guarded else self.policy.find("allow", kind, key)
         if allow is not None:
             return Decision(True, allow.rule)
         unseen = verdict.unseen if verdict is not None else ""
@@ -176,14 +227,15 @@ class PermissionGate:
         return self._ask(tool, args, ctx, target, noun, why)
 
     def _denied(
-        self, kind: str, target: str, noun: str, verdict: ShellVerdict | None
+        self, kind: str, key: str | PathTarget, noun: str, verdict: ShellVerdict | None
     ) -> Decision | None:
         """The deny rules' step: a matching rule (for a shell command, the shell verdict's)."""
         deny = verdict.entry if verdict and verdict.effect == "deny" else None
         if verdict is None:
-            deny = self.policy.find("deny", kind, target)
+            deny = self.policy.find("deny", kind, key)
         if deny is None:
             return None
+        target = key.rel if isinstance(key, PathTarget) else key
         why = f" ({verdict.reason})" if verdict and verdict.reason else ""
         return Decision(
             False,
@@ -192,6 +244,16 @@ class PermissionGate:
             f"{_short(target)} was not run{why}.",
             reason=verdict.reason if verdict else "",
         )
+
+    @staticmethod
+    def _unreadable(rules: ReadRules, target: str, noun: str) -> Decision | None:
+        """edit_file reads the file it edits: a Read deny rule on it denies the edit (its
+        answers would tell the model what the file holds)."""
+        entry = rules.denying(target)
+        if entry is None:
+            return None
+        return Decision(False, entry.rule, f"Denied by rule {entry.rule} ({entry.source}): "
+                        f"{noun} {_short(target)} was not run (editing reads the file).")
 
     def _ask(
         self, tool: Tool, args: BaseModel, ctx: ToolContext, target: str, noun: str, why: str = "",
@@ -284,9 +346,10 @@ def suggest_rule(permission: str, target: str) -> str:
     if permission == "Mcp":
         return target
     if permission in ("Write", "Edit"):
-        if any(c in target for c in "*?") or target in ("", ".") or is_protected(target):
+        if any(c in target for c in "*?[\\!#") or target in ("", ".") or is_protected(target):
             return ""
-        return f"{permission}({target})"
+        # A top-level name is anchored (`/x`): in gitignore terms `x` alone is any depth.
+        return f"{permission}({target if '/' in target else '/' + target})"
     return ""
 
 
@@ -306,6 +369,16 @@ def _denial_text(answer: ApprovalAnswer, noun: str, target: str, why: str = "") 
     if answer.feedback.strip():
         text += f" Feedback: {answer.feedback.strip()}"
     return text
+
+
+def _mcp_from_worktree(name: str, label: str) -> str:
+    """Why an MCP tool that may write is refused to an agent working in a task's worktree."""
+    where = label.removeprefix("in ") or "a task's worktree"
+    return (f"Refused: {name} is not marked read-only (readOnlyHint), and MCP servers run "
+            f"in the user's main tree, not in {where}: its changes would skip the task's "
+            "worktree and landing. From a worktree only read-only MCP tools can be called; "
+            "change files with write_file / edit_file, or ask the lead (who works in the "
+            "main tree) to make this call.")
 
 
 def _where(ctx: ToolContext) -> str:

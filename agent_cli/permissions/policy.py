@@ -17,6 +17,8 @@ from typing import Any, Literal, cast
 
 from ..errors import UserError
 from .layers import SettingsLayers
+from .path_rules import PathTarget
+from .read_rules import ReadRules
 from .rules import InvalidRule, Rule, parse_rule
 from .settings import update_rule
 from .shell_analysis import analyze
@@ -178,11 +180,11 @@ class PermissionPolicy:
             self._entries = keep
             return removed
 
-    def find(self, effect: str, permission: str, target: str) -> RuleEntry | None:
+    def find(self, effect: str, permission: str, target: str | PathTarget) -> RuleEntry | None:
         """The first rule of `effect` that decides a call of kind `permission` on `target`
         (for Bash, the rule judge_shell names when it allows or denies). An ask rule is
         matched as broadly as a deny rule (any part of a compound command)."""
-        if permission == "Bash":
+        if permission == "Bash" and isinstance(target, str):
             if effect == "ask":
                 asks = [e for e in self.rules()
                         if e.effect == "ask" and e.parsed.covers("Bash", "deny")]
@@ -197,6 +199,16 @@ class PermissionPolicy:
             if entry.effect == effect and entry.parsed.matches(permission, target, how):
                 return entry
         return None
+
+    def read_rules(self, roots: tuple[Path, ...]) -> ReadRules | None:
+        """The Read deny and ask rules for one call under `roots` (None when there are none:
+        reading is then free). In bypassPermissions nothing asks: deny rules only."""
+        skip = ("allow", "ask") if self.mode == "bypassPermissions" else ("allow",)  # no asks
+        entries = [e for e in self.rules() if e.parsed.family == "Read" and e.effect not in skip]
+        if not entries:
+            return None
+        return ReadRules([e for e in entries if e.effect == "deny"],
+                         [e for e in entries if e.effect == "ask"], roots)
 
     def judge_shell(self, command: str) -> ShellVerdict:
         """Allow, deny or ask for a shell command line under the Bash rules (shell_verdict)."""

@@ -5,9 +5,11 @@ Forms:
 - `Bash(git status)` — exactly that command (compared word by word after shell quoting).
 - `Bash(npm run test *)` / `Bash(npm run test:*)` — that prefix, on a word boundary
   (`npm run test`, `npm run test --watch`; not `npm run testx`). `Bash(*)` = any simple command.
-- `Write(src/**)`, `Edit(docs/*.md)`, `Write`, `Edit` — paths relative to the workdir;
-  `*` and `?` stay inside one directory, `**` crosses directories.
-- `Read(...)` — accepted for compatibility; read-only tools never ask, so it has no effect.
+- `Read(./.env)`, `Write(src/**)`, `Edit(docs/*.md)`, `Read`, `Write`, `Edit` — gitignore-style
+  path patterns (path_rules.py): `path` / `./path` relative to the workdir, `/path` anchored
+  at the project root, `~/path` in your home, `//path` absolute. Read rules are enforced by
+  read_file, grep and glob (the gate for the path a call names, the tools for every file a
+  search meets); Edit / Write rules by edit_file and write_file.
 - `mcp__server` / `mcp__server__*` — every tool of that MCP server; `mcp__server__tool` — one.
 - `WebSearch`, `WebFetch`, `WebFetch(domain:example.com)` — the API's own web tools
   (models/web_tools.py): allowed ones are offered to the model, denied domains are blocked.
@@ -26,6 +28,7 @@ from functools import cached_property
 from typing import Literal
 
 from ..errors import UserError
+from .path_rules import BadPathPattern, PathPattern, PathTarget, parse_path_pattern
 from .shell_analysis import ShellAnalysis, analyze
 from .shell_verdict import judge
 
@@ -49,10 +52,10 @@ class Rule:
     words: tuple[str, ...] = ()  # Bash only: the rule's command words
 
     @cached_property
-    def path_regex(self) -> re.Pattern[str] | None:
+    def path_pattern(self) -> PathPattern | None:
         if self.family in ("Bash", "Mcp") or self.spec is None:
             return None
-        return re.compile(glob_to_regex(self.spec))
+        return parse_path_pattern(self.spec)
 
     def covers(self, permission: str, effect: str) -> bool:
         """Does this rule speak about a tool whose permission kind is `permission`?"""
@@ -63,21 +66,27 @@ class Rule:
         return effect == "deny" and {self.family, permission} == {"Write", "Edit"}
 
     def matches(
-        self, permission: str, target: str, effect: str = "allow", cmd: ShellAnalysis | None = None
+        self, permission: str, target: str | PathTarget, effect: str = "allow",
+        cmd: ShellAnalysis | None = None,
     ) -> bool:
         """Does this rule, alone, decide a call of kind `permission` on `target` (command or
-        path)? For Bash: allow = it auto-allows the whole line; deny = it matches something
-        the line runs. `cmd` may carry analyze(target) already."""
+        path: a workdir-relative string or a PathTarget)? For Bash: allow = it auto-allows
+        the whole line; deny = it matches something the line runs. `cmd` may carry
+        analyze(target) already."""
         if not self.covers(permission, effect):
             return False
         if self.spec is None:
             return True
+        if isinstance(target, PathTarget):
+            if self.path_pattern is None:
+                return False
+            return self.path_pattern.matches(target)
         if self.family == "Mcp":
             return mcp_matches(self.spec, target)
         if self.family == "Bash":
             return self._matches_command(cmd or analyze(target), effect)
-        assert self.path_regex is not None
-        return bool(self.path_regex.fullmatch(target))
+        assert self.path_pattern is not None
+        return self.path_pattern.matches(target)
 
     def _matches_command(self, cmd: ShellAnalysis, effect: str) -> bool:
         entry = _Alone(self.text, self)
@@ -93,30 +102,6 @@ class _Alone:
     rule: str
     parsed: Rule
     source: str = ""
-
-
-def glob_to_regex(pattern: str) -> str:
-    """A workdir-relative path glob as a regex: `**` crosses `/`, `*` and `?` do not."""
-    out: list[str] = []
-    i, n = 0, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
 
 
 def _bash_rule(text: str, spec: str) -> Rule:
@@ -143,12 +128,11 @@ def _bash_rule(text: str, spec: str) -> Rule:
 
 
 def _path_rule(text: str, family: str, spec: str) -> Rule:
-    path = spec[2:] if spec.startswith("./") else spec
-    if path.startswith(("/", "~")) or ".." in path.split("/"):
-        raise InvalidRule(f"invalid rule {text!r}: paths in rules are relative to the workdir")
-    if any(ord(c) < 32 for c in path):
-        raise InvalidRule(f"invalid rule {text!r}: control characters in the path")
-    return Rule(text, family, path)
+    try:
+        parse_path_pattern(spec)
+    except BadPathPattern as exc:
+        raise InvalidRule(f"invalid rule {text!r}: {exc}") from None
+    return Rule(text, family, spec)
 
 
 MCP_RULE_RE = re.compile(r"^mcp__([A-Za-z0-9_-]+?)(?:__([A-Za-z0-9_-]+|\*))?$")

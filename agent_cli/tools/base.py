@@ -18,10 +18,11 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ToolError
 from ..models.base import ToolSpec
+from .read_guard import ReadGuard
 from .workspace_root import Workspace
 
 # Rule families of Claude Code's permission syntax; None = not subject to human approval.
-PermissionKind = Literal["Bash", "Write", "Edit", "Mcp"]
+PermissionKind = Literal["Bash", "Write", "Edit", "Read", "Mcp"]
 
 
 @dataclass
@@ -49,6 +50,9 @@ class ToolContext:
     # Where its file tools and shell work (tools/workspace_root.py); not given: the main
     # tree, Workspace.main(workdir). `workdir` is its root (the gate's path rules use it).
     workspace: Workspace | None = None
+    # What the file tools must not read (tools/read_guard.py): set by the permission gate
+    # for the call it decided; None = no Read rule applies.
+    read_guard: ReadGuard | None = None
 
     def __post_init__(self) -> None:
         if self.workspace is None:
@@ -62,9 +66,11 @@ Handler = Callable[[Any, ToolContext], "str | ToolOutput"]
 class Tool:
     """One tool.
 
-    read_only: never asks, never refused by the plan gate (read_file, list_tasks...).
-    permission: the rule family ("Bash", "Write", "Edit") when a human may have to approve;
-        `rule_target(args)` gives the rule's specifier (the command, the path).
+    read_only: never asks, never refused by the plan gate (read_file, list_tasks...), unless
+        a Read rule says so: a read_only tool with permission "Read" (read_file, grep, glob)
+        meets the Read deny and ask rules on the path `rule_target(args)` names.
+    permission: the rule family ("Bash", "Write", "Edit", "Read", "Mcp") when a rule or a
+        human may decide; `rule_target(args)` gives the rule's specifier (command, path).
     plan_exempt: effectful but allowed while a plan is pending (send_message, submit_plan).
     preview: optional `(args, ctx) -> str` shown at an approval (the command, a diff).
     schema: a JSON schema given as is (an MCP server's) instead of the input model's; raw

@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import ToolError
 from ..fsutil import replace_at
 from .confined import Missing, kind_of, locate, not_regular, open_regular, read_capped
+from .read_guard import ReadGuard, check_readable
 
 READ_CAP = 32 << 20  # read_file / edit_file / previews read at most this much
 
@@ -27,9 +28,11 @@ def decode_text(data: bytes, shown: str) -> str:
         raise ToolError(f"{shown} is not UTF-8 text") from None
 
 
-def read_text(root: Path, raw: str) -> tuple[str, str]:
-    """(text, shown name) of the regular text file `raw` inside `root`."""
+def read_text(root: Path, raw: str, guard: ReadGuard | None = None) -> tuple[str, str]:
+    """(text, shown name) of the regular text file `raw` inside `root`; a file `guard`
+    withholds (by the path the walk reached) is a ToolError before it is opened."""
     with locate(root, raw) as loc:
+        check_readable(guard, loc.shown)
         fd = open_regular(loc)
         try:
             data = read_capped(fd, READ_CAP, loc.shown)

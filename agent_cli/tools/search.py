@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..errors import ToolError
 from .confined import kind_of, locate, not_regular, open_regular
+from .read_guard import ReadGuard, Withheld, check_readable
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv"})
 # never shown by a wildcard (a worktree's `.git` is a file): only when named
@@ -90,8 +91,10 @@ def _walk(base_fd: int, cancel: threading.Event, max_depth: int | None,
         yield ("" if rel == "." else rel + "/"), dirnames, files, dir_fd
 
 
-def glob_paths(root: Path, base: str, pattern: str, cancel: threading.Event) -> list[str]:
-    """Root-relative paths under `base` matching `pattern` (directories end with '/')."""
+def glob_paths(root: Path, base: str, pattern: str, cancel: threading.Event,
+               guard: ReadGuard | None = None, withheld: Withheld | None = None) -> list[str]:
+    """Root-relative paths under `base` matching `pattern` (directories end with '/'); an
+    entry `guard` withholds is left out and counted in `withheld`."""
     regex, max_depth, dirs_only = glob_regex(pattern)
     hidden = STATE_DIRS - named_state_dirs(pattern)
     with locate(root, base) as loc:
@@ -114,16 +117,25 @@ def glob_paths(root: Path, base: str, pattern: str, cancel: threading.Event) -> 
                     is_dir = entry.is_dir(follow_symlinks=False)
                     if (dirs_only and not is_dir) or not regex.match(rel + entry.name):
                         continue
-                    found.append(f"{prefix}{rel}{entry.name}" + ("/" if is_dir else ""))
+                    shown = f"{prefix}{rel}{entry.name}"
+                    rule = guard.withheld(shown, is_dir) if guard is not None else ""
+                    if rule:
+                        if withheld is not None:
+                            withheld.add(rule)
+                        continue
+                    found.append(shown + ("/" if is_dir else ""))
     finally:
         os.close(base_fd)
     return sorted(found)
 
 
-def grep_files(root: Path, base: str, glob: str | None, cancel: threading.Event
+def grep_files(root: Path, base: str, glob: str | None, cancel: threading.Event,
+               guard: ReadGuard | None = None, withheld: Withheld | None = None,
                ) -> Iterator[tuple[str, int]]:
     """(root-relative name, open fd of a regular file) for each file grep should read; the
-    caller closes each fd. A file `base` is yielded alone (a FIFO there is a ToolError)."""
+    caller closes each fd. A file `base` is yielded alone (a FIFO there is a ToolError; one
+    `guard` withholds, a ToolError too); a file met in a directory that `guard` withholds is
+    never opened, only counted in `withheld`."""
     with locate(root, base) as loc:
         mode = kind_of(loc)
         if mode is None:
@@ -131,6 +143,7 @@ def grep_files(root: Path, base: str, glob: str | None, cancel: threading.Event
         if not stat.S_ISDIR(mode):
             if not stat.S_ISREG(mode):
                 raise not_regular(loc.shown, mode)
+            check_readable(guard, loc.shown)
             yield loc.shown, open_regular(loc)
             return
         prefix = "" if loc.shown == "." else loc.shown + "/"
@@ -141,6 +154,11 @@ def grep_files(root: Path, base: str, glob: str | None, cancel: threading.Event
             for name in files:
                 shown = f"{prefix}{rel}{name}"
                 if glob and not (fnmatch.fnmatch(name, glob) or fnmatch.fnmatch(shown, glob)):
+                    continue
+                rule = guard.withheld(shown) if guard is not None else ""
+                if rule:
+                    if withheld is not None:
+                        withheld.add(rule)
                     continue
                 try:
                     fd = os.open(name, _LEAF, dir_fd=dir_fd)

@@ -21,6 +21,7 @@ from ..errors import ToolError
 from .base import Tool, ToolContext
 from .confined import read_capped
 from .fileio import check_writable, current_text, read_text, write_text
+from .read_guard import Withheld
 from .search import glob_paths, grep_files
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class ReadFileInput(BaseModel):
 
 
 def read_file(args: ReadFileInput, ctx: ToolContext) -> str:
-    text, shown = read_text(ctx.workspace.root, args.path)
+    text, shown = read_text(ctx.workspace.root, args.path, ctx.read_guard)
     lines = text.splitlines()
     if not lines:
         return f"({shown} is empty)"
@@ -93,6 +94,8 @@ def write_file(args: WriteFileInput, ctx: ToolContext) -> str:
     shown, existed = write_text(ctx.workspace.root, args.path, args.content)
     n = len(args.content.splitlines())
     verb = "Overwrote" if existed else "Created"
+    if ctx.read_guard is not None and ctx.read_guard.withheld(shown):
+        verb = "Wrote"  # whether a file the agent may not read existed is not said either
     return f"{verb} {shown} ({n} lines, {len(args.content.encode('utf-8'))} bytes)"
 
 
@@ -117,7 +120,7 @@ def _edited(args: EditFileInput, ctx: ToolContext) -> tuple[str, str, str, int]:
         raise ToolError("old_string is empty; use write_file to create or replace a whole file")
     if args.old_string == args.new_string:
         raise ToolError("old_string and new_string are the same; nothing to change")
-    old, shown = read_text(ctx.workspace.root, args.path)
+    old, shown = read_text(ctx.workspace.root, args.path, ctx.read_guard)
     count = old.count(args.old_string)
     if count == 0:
         raise ToolError(
@@ -161,16 +164,19 @@ def _check_pattern(pattern: str) -> None:
 
 def glob_files(args: GlobInput, ctx: ToolContext) -> str:
     _check_pattern(args.pattern)
+    withheld = Withheld()
     try:
-        found = glob_paths(ctx.workspace.root, args.path, args.pattern, ctx.cancel)
+        found = glob_paths(ctx.workspace.root, args.path, args.pattern, ctx.cancel,
+                           ctx.read_guard, withheld)
     except OSError as exc:
         raise ToolError(f"glob {args.pattern!r} failed: {exc.strerror or exc}") from None
+    note = withheld.note("entry")
     if not found:
-        return f"no files match {args.pattern}"
+        return "\n".join(x for x in (f"no files match {args.pattern}", note) if x)
     shown = found[:GLOB_CAP]
     if len(found) > GLOB_CAP:
         shown.append(f"... {len(found) - GLOB_CAP} more (capped at {GLOB_CAP}); narrow the pattern")
-    return "\n".join(shown)
+    return "\n".join(shown + ([note] if note else []))
 
 
 # ----- grep ---------------------------------------------------------------------------------
@@ -224,7 +230,9 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
         raise ToolError(f"invalid regex {args.pattern!r}: {exc}") from None
     hits: list[str] = []
     skipped: dict[str, list[str]] = {}
-    files = grep_files(ctx.workspace.root, args.path, args.glob, ctx.cancel)
+    withheld = Withheld()
+    files = grep_files(ctx.workspace.root, args.path, args.glob, ctx.cancel, ctx.read_guard,
+                       withheld)
     try:
         for rel, fd in files:
             why = _grep_one(fd, regex, rel, hits, GREP_CAP)
@@ -236,11 +244,13 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
         raise ToolError(f"grep failed: {exc.strerror or exc}") from None
     finally:
         files.close()
+    note = withheld.note("file")
     if not hits:
-        return "\n".join([f"no matches for {args.pattern}", *_skipped_lines(skipped)])
+        return "\n".join(x for x in (f"no matches for {args.pattern}", note,
+                                      *_skipped_lines(skipped)) if x)
     if len(hits) > GREP_CAP:
         hits = hits[:GREP_CAP] + [f"... capped at {GREP_CAP} matches; narrow the pattern or path"]
-    return "\n".join(hits + _skipped_lines(skipped))
+    return "\n".join(hits + ([note] if note else []) + _skipped_lines(skipped))
 
 
 # ----- the tool list ------------------------------------------------------------------------
@@ -257,6 +267,8 @@ def workspace_tools(sandbox: Sandbox | None = None) -> list[Tool]:
             ReadFileInput,
             read_file,
             read_only=True,
+            permission="Read",
+            rule_target=lambda a: a.path,
         ),
         Tool(
             "write_file",
@@ -285,6 +297,8 @@ def workspace_tools(sandbox: Sandbox | None = None) -> list[Tool]:
             GlobInput,
             glob_files,
             read_only=True,
+            permission="Read",
+            rule_target=lambda a: a.path,
         ),
         Tool(
             "grep",
@@ -293,6 +307,8 @@ def workspace_tools(sandbox: Sandbox | None = None) -> list[Tool]:
             GrepInput,
             grep,
             read_only=True,
+            permission="Read",
+            rule_target=lambda a: a.path,
         ),
         shell_tool(sandbox),
     ]

@@ -23,7 +23,8 @@ from rich.text import Text
 from ..safetext import unsafe_count, visible
 from .style import agent_style, marked
 
-VERBS = {"shell": "run", "write_file": "write", "edit_file": "edit"}
+VERBS = {"shell": "run", "write_file": "write", "edit_file": "edit", "read_file": "read",
+         "grep": "search", "glob": "list files in"}
 
 
 def headline(req: Any, why: str = "") -> Text:

@@ -11,12 +11,15 @@ HEADLESS_WAIT_S = 30.0
 
 
 def trust_question(specs: list[Any]) -> Text:
-    """The servers a project's .mcp.json would start, before the human says yes or no."""
+    """The servers a project's .mcp.json would start, each with its whole definition
+    (command, args, cwd, env; url, headers: secrets masked), before the human answers."""
     text = Text()
     text.append(".mcp.json in this workdir wants to start MCP servers:\n", style="yellow")
     for spec in specs:
-        text.append(f"  {spec.name}", style="bold")
-        text.append(f"  {spec.shown}\n", style="dim")
+        text.append(f"  {spec.name}\n", style="bold")
+        for line in spec.definition():
+            style = "yellow" if "<- changes what code" in line else ""
+            text.append(f"    {line}\n", style=style)
     text.append("They run as you, with your rights. Your answer is kept in agent-cli's "
                 "private state (in .git/, never in a file the repository carries).", style="dim")
     return text

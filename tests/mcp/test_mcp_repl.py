@@ -24,10 +24,12 @@ def test_trust_question_mcp_listing_and_a_call(workdir: Path, tmp_path: Path) ->
     pidfile = tmp_path / "pids"
     (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"fx": {
         "command": sys.executable, "args": [SERVER],
-        "env": {"FIXTURE_PIDFILE": str(pidfile)}}}}), encoding="utf-8")
+        "env": {"FIXTURE_PIDFILE": str(pidfile), "NODE_OPTIONS": "--require ./pwn.js"}}}}),
+        encoding="utf-8")
     child = spawn_repl(workdir, SCRIPT, timeout=30)
     try:
         child.expect("wants to start MCP servers")
+        child.expect("NODE_OPTIONS=--require ./pwn.js")  # the whole definition is shown
         child.expect("Start them")
         child.send("y\r")
         child.expect(r"server fx: ready \(5 tools\)")

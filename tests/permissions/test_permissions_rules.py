@@ -121,9 +121,13 @@ def test_which_tools_a_file_rule_covers():
         "Bash(ls; rm *)",
         "Bash(ls * -l)",
         "Bash(ls $(x))",
-        "Write(/etc/passwd)",
         "Edit(../x)",
-        "Write(~/x)",
+        "Read(a/../../x)",
+        "Read(~root/x)",
+        "Read(./)",
+        "Read(//)",
+        "Read(!x)",
+        "Read(a\x1bb)",
         "",
         "Bash(ls)\nBash(rm)",
         42,
@@ -248,3 +252,23 @@ def test_an_allow_rule_does_not_match_a_command_ending_in_a_backslash():
     rule = parse_rule("Bash(ls *)")
     assert rule.matches("Bash", "ls x")
     assert not rule.matches("Bash", "ls x\\")
+
+
+def test_path_rules_follow_gitignore_and_claude_codes_anchors(monkeypatch, tmp_path):
+    from agent_cli.permissions.gate import suggest_rule
+    from agent_cli.permissions.path_rules import PathTarget
+
+    assert parse_rule("Read(./.env)").matches("Read", "sub/.env")  # no slash: any depth
+    assert not parse_rule("Read(/.env)").matches("Read", "sub/.env")  # /: the project root
+    assert parse_rule("Read(/.env)").matches("Read", ".env")
+    assert parse_rule("Read(keys/)").matches("Read", "keys/a/b")  # a directory and its files
+    assert parse_rule("Read(#notes)").matches("Read", "#notes")  # a name, not a comment
+    monkeypatch.setenv("HOME", str(tmp_path))
+    inside = PathTarget.of(".ssh/id", (tmp_path,))
+    assert parse_rule("Read(~/.ssh/**)").matches("Read", inside)
+    assert parse_rule(f"Read(//{str(tmp_path).lstrip('/')}/.ssh/id)").matches("Read", inside)
+    assert not parse_rule("Read(~/.ssh/**)").matches("Read", ".ssh/id")  # no absolute spelling
+    # "don't ask again" never widens a top-level name to every depth
+    assert suggest_rule("Write", "notes.txt") == "Write(/notes.txt)"
+    assert not parse_rule("Write(/notes.txt)").matches("Write", "sub/notes.txt")
+    assert suggest_rule("Write", "a[1].txt") == ""

@@ -34,8 +34,11 @@ def test_the_six_tools_and_their_flags():
     assert list(tools) == ["read_file", "write_file", "edit_file", "glob", "grep", "shell"]
     assert [n for n, t in tools.items() if t.read_only] == ["read_file", "glob", "grep"]
     assert {n: t.permission for n, t in tools.items() if t.permission} == {
+        "read_file": "Read",
         "write_file": "Write",
         "edit_file": "Edit",
+        "glob": "Read",
+        "grep": "Read",
         "shell": "Bash",
     }
     for t in tools.values():
