@@ -15,9 +15,10 @@ reset, or a stall until `release_stalls()`, after some content). With an empty q
 `default` reply is used, else a 500 "no scripted response" with x-should-retry: false.
 POST /v1/messages/count_tokens answers {"input_tokens": N} (`counter(body)` when given, else
 the estimate below); its bodies go to `.counted`, not `.requests`. `count_tokens=False`
-answers it 404, as a local server does. GET /v1/models and /v1/models/{id} answer from
-`models` (stub_models.entry dicts; default: STUB_MODEL with a STUB_WINDOW context window);
-`models=None` with `models_api=False` answers 404. GET paths go to `.gets`.
+answers it 404, as a local server does (the attempt is still in `.counted`).
+GET /v1/models and /v1/models/{id} answer from `models` (stub_models.entry dicts; default:
+STUB_MODEL with a STUB_WINDOW context window); `models_api=False` answers them 404. GET
+paths go to `.gets`.
 
 Every request is validated first (stub_rules.validate: the real API's rules plus the
 stricter ones our design promises) and answered 400 invalid_request_error when invalid.
@@ -259,10 +260,13 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         path = self.path.split("?")[0]
         counting = path == "/v1/messages/count_tokens"
-        if path != "/v1/messages" and not (counting and self.stub.count_tokens):
+        if path != "/v1/messages" and not counting:
             self._error(404, "not_found_error", f"Not found: {path}")
             return
         self.stub._record(body, {k.lower(): v for k, v in self.headers.items()}, counting)
+        if counting and not self.stub.count_tokens:  # a local server: attempt kept, then 404
+            self._error(404, "not_found_error", f"Not found: {path}")
+            return
         if not self._authorized():
             self._error(401, "authentication_error", "invalid x-api-key")
             return
