@@ -18,6 +18,7 @@ ConnectionFailed -- also an `error` event mid-stream -- carrying the server's re
 off (max_retries=0): agent/retry.py retries for every model, visibly and cancellably, so the
 two never double up. No SDK or httpx exception type leaves this module. Cancel: a watcher
 closes the HTTP stream when the event is set, and the stream raises errors.Interrupted.
+Token counts, the model's context window and the models list: anthropic_info.py.
 """
 
 from __future__ import annotations

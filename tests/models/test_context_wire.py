@@ -39,12 +39,15 @@ def adapter(stub: StubServer) -> AnthropicModel:
     return AnthropicModel(STUB_MODEL, client=client)
 
 
-def agent_on(stub: StubServer, workdir, **settings) -> tuple[Agent, Recorder]:
+def agent_on(stub: StubServer, workdir, resume: bool = False,
+             **settings) -> tuple[Agent, Recorder]:
     bus = EventBus()
     rec = Recorder(bus)
+    (workdir / "transcripts").mkdir(exist_ok=True)
     agent = Agent(Identity("alice", "tester", "default", workdir), "You are a test agent.",
                   adapter(stub), make_tools(Probe(), big_chars=BIG), None, bus,
-                  settings=AgentSettings(max_tokens=1024, **settings))
+                  transcript_dir=workdir / "transcripts",
+                  settings=AgentSettings(max_tokens=1024, **settings), resume=resume)
     return agent, rec
 
 
@@ -130,3 +133,20 @@ def test_compact_at_wins_over_the_window(workdir):
         agent.run_turn("one more")
 
     assert len(rec.of(Compacted)) == 1 and stub.rejections == []
+
+
+def test_a_resumed_conversation_is_counted_once_before_its_first_request(workdir):
+    with small_window_stub(counter=lambda body: 9_000) as stub:
+        stub.push(Reply("", [ToolUse("big", {})]), Reply("ok"), Reply("resumed"))
+        first, _ = agent_on(stub, workdir)
+        first.run_turn("read the big file")
+        counted_before = len(stub.counted)
+        resumed, rec = agent_on(stub, workdir, resume=True)
+
+        assert resumed.run_turn("go on").text == "resumed"
+
+    # no usage covers a restored conversation: the endpoint counts it, once
+    assert len(stub.counted) == counted_before + 1
+    restored = stub.counted[-1]["messages"]
+    assert any(b.get("content") == "x" * BIG for m in restored for b in m["content"])
+    assert rec.of(Compacted) == [] and stub.rejections == []
