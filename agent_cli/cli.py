@@ -107,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seconds before an idle teammate notifies the lead (0 = never)")
     parser.add_argument("--compact-at", type=token_count, default=None, metavar="TOKENS",
                         help="summarize an agent's older context once it passes TOKENS "
-                        f"(default: ${COMPACT_ENV}, else 100000)")
+                        f"(default: ${COMPACT_ENV}, else 80%% of the model's context window)")
     parser.add_argument("--mcp-config", action="append", default=[], metavar="FILE",
                         help="MCP servers to start (Claude Code's .mcp.json format; repeatable); "
                         "the workdir's .mcp.json is used too, once you trust it")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -107,21 +107,26 @@ class PriceTable:
 
     def canonical(self, model: str | None) -> str | None:
         """The table's id for `model`, or None when the table does not price it."""
-        if not model:
-            return None
-        name = model.strip().lower()
-        for prefix in ("anthropic.", "anthropic/", "us.anthropic.", "eu.anthropic."):
-            name = name.removeprefix(prefix)
-        for pattern in (None, _SUFFIX, _BEDROCK, _DATE):
-            if pattern is not None:
-                name = pattern.sub("", name)
-            if name in self.models:
-                return name
-        return None
+        return canonical_name(model, self.models)
 
     def lookup(self, model: str | None) -> ModelPrice | None:
         name = self.canonical(model)
         return self.models[name] if name is not None else None
+
+
+def canonical_name(model: str | None, known: Container[str]) -> str | None:
+    """The name in `known` that `model` spells (dated, `[1m]` and Bedrock spellings too)."""
+    if not model:
+        return None
+    name = model.strip().lower()
+    for prefix in ("anthropic.", "anthropic/", "us.anthropic.", "eu.anthropic."):
+        name = name.removeprefix(prefix)
+    for pattern in (None, _SUFFIX, _BEDROCK, _DATE):
+        if pattern is not None:
+            name = pattern.sub("", name)
+        if name in known:
+            return name
+    return None
 
 
 def _counts(data: Mapping[str, Any]) -> dict[str, int]:

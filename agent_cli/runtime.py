@@ -41,7 +41,7 @@ class RuntimeConfig:
     check_interval_s: float = 0.05  # how often a waiter re-checks other processes' changes
     # ... when a FileWatcher wakes waiters instead (a safety net, and plan expiry)
     watched_interval_s: float = 5.0
-    compact_threshold_tokens: int = 100_000
+    compact_threshold_tokens: int | None = None  # None: a share of each model's window
     lease_s: float | None = None  # claim lease (None: $AGENT_CLI_LEASE_S, else 10 minutes)
     session: str | None = None  # None: no session; "new"; "continue"; or a session id
     worktrees: str | None = None  # "on" / "off" (--worktrees); None: settings, else auto

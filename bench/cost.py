@@ -11,6 +11,10 @@ Scenarios:
   abc_thinking   abc with extended thinking on for every agent (budget 2048): each reply
            thinks first, and the stub refuses any request whose thinking blocks were dropped
            or altered (target: 0 rejected requests).
+  abc_big_reads  abc where each teammate reads a ~130k-character file before completing,
+           against a model whose window (60k tokens, from the stub's model information)
+           puts that read where the character estimate cannot tell the compaction
+           threshold apart: the worst case for count_tokens (target: at most 1 per task).
 
 Per scenario:
   requests_per_task          teammates' model requests per completed task (target 1.0 in abc:
@@ -22,6 +26,10 @@ Per scenario:
                              read covers at least its system prompt + tools (target 100)
   thinking_tokens_per_task   thinking tokens (billed as output) per completed task
   requests                   all model requests of the run
+  count_tokens_calls         count_tokens requests of the run (0 when no conversation grew
+                             near the compaction threshold), and count_tokens_per_task
+  model_info_requests        GET /v1/models/{id} (the context window; once per model)
+  compactions                summary requests (auto-compaction; not counted as lead's)
   outcome                    the run's headless outcome (must be completed)
 """
 
@@ -40,14 +48,17 @@ from typing import Any
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 sys.path.insert(0, str(TESTS))
 
-from support.e2e_claude import agent_of  # noqa: E402
-from support.fallible import Crew, complete, wire_runtime  # noqa: E402
-from support.stub_server import StubServer  # noqa: E402
+from support.e2e_claude import agent_of, system_text  # noqa: E402
+from support.fallible import Crew, complete, results, wire_runtime  # noqa: E402
+from support.stub_models import STUB_WINDOW, entry  # noqa: E402
+from support.stub_server import STUB_MODEL, Reply, StubServer, ToolUse  # noqa: E402
 from support.stub_usage import cache_blocks  # noqa: E402
 
 from agent_cli.models.reply import estimate_tokens  # noqa: E402
 from agent_cli.models.thinking import Thinking  # noqa: E402
+from agent_cli.prompts import load_prompt  # noqa: E402
 
+COMPACT_PROMPT = load_prompt("compact").strip()
 SCENARIOS: dict[str, dict[str, Any]] = {
     "abc": {
         "teammates": ("alice", "bob"),
@@ -66,7 +77,22 @@ SCENARIOS: dict[str, dict[str, Any]] = {
         "allow": [],
         "thinking": Thinking("enabled", 2048),
     },
+    "abc_big_reads": {
+        "teammates": ("alice", "bob"),
+        "tasks": [{"subject": "A"}, {"subject": "B"}, {"subject": "C", "blocked_by": [1, 2]}],
+        "allow": [],
+        "big_reads": True,
+        "window": 60_000,
+    },
 }
+
+
+def read_then_complete(body: dict[str, Any], turn: int) -> Any:
+    """A teammate that reads data.txt, then completes its task."""
+    if "read_file" in results(body):
+        return complete(body, "done")
+    return Reply(tool_calls=[ToolUse("read_file", {"path": "data.txt", "limit": BIG_LINES})])
+BIG_LINES = 1500  # x 80 characters: ~130k characters once read_file numbers the lines
 THOUGHT = "I look at the request, the board and my tools, then decide the next step. " * 4
 
 
@@ -90,11 +116,15 @@ def run(name: str) -> dict[str, Any]:
     from agent_cli.ui.headless import run_headless
 
     spec = SCENARIOS[name]
-    crew = Crew({n: (lambda body, turn: complete(body, "done")) for n in spec["teammates"]},
-                tasks=spec["tasks"])
+    behave = read_then_complete if spec.get("big_reads") else \
+        (lambda body, turn: complete(body, "done"))
+    crew = Crew(dict.fromkeys(spec["teammates"], behave), tasks=spec["tasks"])
     thinker = Thinker(crew)
-    with tempfile.TemporaryDirectory() as tmp, StubServer(responder=thinker,
-                                                          model_cache=True) as stub:
+    models = [entry(STUB_MODEL, spec.get("window", STUB_WINDOW))]
+    with tempfile.TemporaryDirectory() as tmp, StubServer(responder=thinker, model_cache=True,
+                                                          models=models) as stub:
+        if spec.get("big_reads"):
+            (Path(tmp) / "data.txt").write_text(("y" * 79 + "\n") * BIG_LINES)
         rt = wire_runtime(Path(tmp), stub, allow=spec["allow"], thinking=spec.get("thinking"))
         out = io.StringIO()
         code = run_headless(rt, Namespace(prompt="go", wait=True, timeout=60,
@@ -102,16 +132,24 @@ def run(name: str) -> dict[str, Any]:
         report = json.loads(out.getvalue())
         served = list(stub.served)
         rejected = len(stub.rejections)
+        counted, infos = len(stub.counted), sum("/v1/models/" in g for g in stub.gets)
     figs = figures(report, code, served, spec["teammates"], rejected)
     figs["thinking_tokens_per_task"] = round(thinker.tokens / figs["tasks_completed"])
     figs["requests"] = len(served) + rejected
+    figs["count_tokens_calls"] = counted
+    figs["count_tokens_per_task"] = round(counted / figs["tasks_completed"], 2)
+    figs["model_info_requests"] = infos
     return figs
 
 
 def figures(report: dict, code: int, served: list, mates: tuple, rejected: int) -> dict:
     done = sum(t["status"] == "completed" for t in report["tasks"]) or 1
     per_agent: dict[str, list[tuple[dict, dict]]] = {}
+    summaries = 0
     for body, usage in served:
+        if system_text(body).strip() == COMPACT_PROMPT:  # a compaction's summary request
+            summaries += 1
+            continue
         per_agent.setdefault(agent_of(body, mates), []).append((body, usage))
     later = [(b, u) for reqs in per_agent.values() for b, u in reqs[1:]]
     covered = sum(u["cache_read_input_tokens"] >= prefix_tokens(b) for b, u in later)
@@ -130,6 +168,7 @@ def figures(report: dict, code: int, served: list, mates: tuple, rejected: int) 
         "output_tokens_per_task": round(total["output_tokens"] / done),
         "prefix_cached_pct": round(100 * covered / len(later), 1) if later else 100.0,
         "rejected_requests": rejected,
+        "compactions": summaries,
     }
 
 

@@ -25,6 +25,7 @@ from ..pricing import Ledger
 from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
 from . import compaction, cutoff
+from .context import ContextMeter
 from .conversation import answers_for, text_blocks
 from .history import History
 from .identity import Identity
@@ -76,7 +77,7 @@ class Agent:
         self._cancel = threading.Event()
         self._turn_lock = threading.Lock()
         self._reinject_identity = False
-        self._last_input_tokens = 0
+        self.context = ContextMeter(identity.name, self._emit)  # real counts, the window
         self._specs = ToolSpecs()
         self._cut_continued = False  # this turn already continued once after max_tokens
         self._max_tokens_next: int | None = None  # a larger budget for the next request only
@@ -144,7 +145,7 @@ class Agent:
         with self._idle_lock("clear"):
             self._history.clear()
             self._reinject_identity = False
-            self._last_input_tokens = 0
+            self.context.forget(0)
 
     def restore(self, path: Path | None = None) -> int:
         """Rebuild the conversation from a transcript (default: this agent's own).
@@ -162,6 +163,7 @@ class Agent:
         with self._idle_lock("restore"):
             self._conv.replace(messages)
             self._reinject_identity = bool(messages)
+            self.context.forget(compaction.estimate_tokens(messages, self.system_prompt))
         return len(messages)
 
     # -- the loop --------------------------------------------------------------------
@@ -213,7 +215,7 @@ class Agent:
         ok = True
         if compaction.micro_compact(messages, s.keep_recent_turns, s.micro_compact_min_chars):
             self._conv.replace(messages)
-        if auto_compact and self._estimate() > s.compact_threshold_tokens:
+        if auto_compact and self._over_threshold():
             try:
                 self._compact("auto")
             except ModelError as exc:
@@ -232,6 +234,9 @@ class Agent:
             if repaired and repaired[-1].role == "assistant":
                 self._add_user(text_blocks(["continue"]))
         max_tokens, self._max_tokens_next = self._max_tokens_next, None
+        return self._request_of(max_tokens)
+
+    def _request_of(self, max_tokens: int | None = None) -> ModelRequest:
         return ModelRequest(
             agent=self.name,
             system=self.system_prompt,
@@ -260,10 +265,6 @@ class Agent:
             self._add_assistant(Message(role="assistant", content=text_blocks([exc.text])))
             raise
         self._count_usage(done.usage)
-        u = done.usage
-        self._last_input_tokens = (
-            u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
-        )
         return done
 
     def _thinking_refused(self, exc: BadRequest) -> bool:
@@ -283,6 +284,7 @@ class Agent:
         that it did not run; complete calls of the same response still run.
         """
         added = self._add_assistant(done.message)
+        self.context.observed(done.usage, self._conv.messages, self.system_prompt)
         uses = added.tool_uses() if added is not None else []
         end_turn = self._run_tools(uses) if uses else False
         if uses and self._cancel.is_set():
@@ -333,16 +335,20 @@ class Agent:
 
     # -- context ---------------------------------------------------------------------
 
-    def _estimate(self) -> int:
-        chars_based = compaction.estimate_tokens(self._conv.messages, self.system_prompt)
-        return max(chars_based, self._last_input_tokens)
+    def _over_threshold(self) -> bool:
+        """Is the next request's context past the auto-compaction threshold? (context.py:
+        real counts, count_tokens only when the estimate cannot tell)"""
+        tokens, threshold = self.context.measure(
+            self.model, self._conv.messages, self.system_prompt, self.settings,
+            self._request_of, self._cancel)
+        return tokens > threshold
 
     def _compact(self, reason: str) -> bool:
         messages = self._conv.messages
         cut = compaction.choose_cut(messages, self.settings.keep_recent_turns)
         if cut is None:
             return False
-        before = self._estimate()
+        before = self.context.guess(messages, self.system_prompt)
         summarizer = compaction.Summarizer(
             self.model, self.name, load_prompt("compact"), min(self.settings.max_tokens, 4096)
         )
@@ -351,7 +357,7 @@ class Agent:
         new = compaction.compacted(messages, cut, summary)
         after = compaction.estimate_tokens(new, self.system_prompt)
         self._history.compacted(reason, summary, new, before, after)
-        self._last_input_tokens = 0
+        self.context.forget(after)
         self._reinject_identity = True
         self._emit(Compacted(self.name, before, after))
         return True

@@ -17,7 +17,8 @@ from ..models.thinking import Thinking
 class AgentSettings:
     max_rounds: int = 50
     max_tokens: int = 8192
-    compact_threshold_tokens: int = 100_000
+    # auto-compaction past this many tokens; None: a share of the model's window (windows.py)
+    compact_threshold_tokens: int | None = None
     keep_recent_turns: int = 6
     micro_compact_min_chars: int = 2000
     retry: RetryPolicy = field(default_factory=lambda: RetryPolicy.from_env(os.environ))

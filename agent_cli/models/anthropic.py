@@ -18,6 +18,7 @@ ConnectionFailed -- also an `error` event mid-stream -- carrying the server's re
 off (max_retries=0): agent/retry.py retries for every model, visibly and cancellably, so the
 two never double up. No SDK or httpx exception type leaves this module. Cancel: a watcher
 closes the HTTP stream when the event is set, and the stream raises errors.Interrupted.
+Token counts, the model's context window and the models list: anthropic_info.py.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class AnthropicModel:
         self._client = client
         self._max_retries = max_retries
         self._lock = threading.Lock()
+        self._window: int | None = None  # the endpoint's context window once asked (0: none)
 
     def _get_client(self) -> Any:
         with self._lock:
@@ -82,9 +84,37 @@ class AnthropicModel:
         check_cancel(cancel)
         yield from acc.finish()
 
+    # -- tokens and models (anthropic_info.py) ----------------------------------------
+
+    def count_tokens(self, request: ModelRequest, cancel: threading.Event | None = None) -> int:
+        """The input tokens `request` would cost (the count-tokens endpoint); typed errors."""
+        from .anthropic_info import count_tokens
+
+        return count_tokens(self._get_client(), build_params(self.name, request), cancel)
+
+    def context_window(self) -> int | None:
+        """The endpoint's word on this model's context window, asked once (None: it has
+        none to give)."""
+        from .anthropic_info import model_window
+
+        with self._lock:
+            if self._window is not None:
+                return self._window or None
+        window = model_window(self._get_client(), self.name) or 0
+        with self._lock:
+            self._window = window
+        return window or None
+
+    def list_models(self) -> list[Any]:
+        """The models the endpoint offers (anthropic_info.ModelListing); typed errors."""
+        from .anthropic_info import list_models
+
+        return list_models(self._get_client())
+
 
 def _open_stream(create: Callable[[], Any], cancel: threading.Event | None) -> Any:
-    """`create()` (the request, until the response headers arrive), given up at once when
+    """`create()` (the request, until the response headers arrive, or a whole short
+    request such as count_tokens), given up at once when
     `cancel` is set: a server that holds the headers back cannot hold an interrupt. The call
     goes on in a helper thread, and a stream it opens after that is closed unread."""
     if cancel is None:
@@ -102,7 +132,7 @@ def _open_stream(create: Callable[[], Any], cancel: threading.Event | None) -> A
         except Exception as exc:
             result, box["error"] = None, exc
         with lock:
-            if box.get("abandoned") and result is not None:
+            if box.get("abandoned") and hasattr(result, "close"):
                 result.close()
             box["raw"] = result
             done.set()

@@ -85,6 +85,13 @@ class LeadRunner:
         return agent.usage.total if agent is not None else 0
 
     @property
+    def context(self) -> Any:
+        """How full the lead's context is (agent.context.ContextFigure; None before the
+        first request)."""
+        agent = self._agent
+        return agent.context.figure() if agent is not None else None
+
+    @property
     def busy(self) -> bool:
         with self._cond:
             return self._busy

@@ -121,7 +121,7 @@ class Repl:
         snap = self.status.get()
         tokens = total_tokens(self.lead.tokens, snap.members)
         return toolbar_fragments(snap, self.lead.model_name, self.runtime.policy.mode, tokens,
-                                 width=self.width())
+                                 width=self.width(), context=self.lead.context)
 
     def changed(self) -> None:
         """Something the toolbar or spinner shows changed (any thread)."""

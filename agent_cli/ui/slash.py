@@ -153,7 +153,9 @@ def cmd_clear(ctx: SlashContext, arg: str) -> None:
 def cmd_model(ctx: SlashContext, arg: str) -> None:
     name = arg.strip()
     if not name:
-        ctx.console.print(f"lead model: {ctx.lead.agent.model.name}")
+        from .model_view import show_models
+
+        show_models(ctx.console, ctx.lead.agent.model)
         return
     _not_busy(ctx, "/model")
     ctx.lead.agent.model = ctx.runtime.make_model("lead", name)
@@ -308,7 +310,8 @@ COMMANDS: dict[str, Command] = {
         Command("/inbox", "/inbox", "peek at the lead's unread messages", cmd_inbox),
         Command("/compact", "/compact", "summarise the lead's conversation", cmd_compact),
         Command("/clear", "/clear", "fresh lead conversation (board, team stay)", cmd_clear),
-        Command("/model", "/model [NAME]", "show or change the lead's model", cmd_model),
+        Command("/model", "/model [NAME]", "list the endpoint's models, or change the lead's",
+                cmd_model),
         Command("/permissions", "/permissions [allow|deny|save|remove RULE]",
                 "rules in force and their source; --save keeps one", cmd_permissions),
         Command("/memory", "/memory", "project memory files loaded (AGENTS.md, CLAUDE.md)",

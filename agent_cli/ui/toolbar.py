@@ -1,5 +1,6 @@
 """The bottom toolbar: model, permission mode, each teammate's state and task, task counts,
-the lead's unread messages ("✉ 2 for lead, 1 plan": a teammate's plan waits), tokens used.
+the lead's unread messages ("✉ 2 for lead, 1 plan": a teammate's plan waits), how full the
+lead's context is ("ctx 12% of 200k": its real count, "~" when estimated), tokens used.
 Also the task-state helpers /tasks shares (what counts as blocked).
 
 Status reads the board and roster at most every `ttl` seconds (or at once after an event
@@ -138,7 +139,8 @@ FORMS = (Form(), Form(short=True), Form(short=True, mates="marks"),
 
 
 def toolbar_fragments(
-    snap: StatusSnapshot, model: str, mode: str, tokens: int, width: int = 0
+    snap: StatusSnapshot, model: str, mode: str, tokens: int, width: int = 0,
+    context: Any = None,
 ) -> list[tuple[str, str]]:
     """prompt_toolkit formatted text for the toolbar (a list of (style, text)). When `width`
     is known, the first of FORMS that fits: shorter words, then teammates as marks, then as a
@@ -149,14 +151,14 @@ def toolbar_fragments(
 
     frags: list[tuple[str, str]] = []
     for form in FORMS if width else FORMS[:1]:
-        frags = _fragments(snap, model, mode, tokens, form)
+        frags = _fragments(snap, model, mode, tokens, form, context)
         if not width or fragment_list_width(frags) <= width:
             break
     return frags
 
 
 def _fragments(
-    snap: StatusSnapshot, model: str, mode: str, tokens: int, form: Form
+    snap: StatusSnapshot, model: str, mode: str, tokens: int, form: Form, context: Any = None
 ) -> list[tuple[str, str]]:
     short = form.short
     frags: list[tuple[str, str]] = [("class:tb.model", f" {model} "), ("", " ")] \
@@ -179,8 +181,9 @@ def _fragments(
     if form.mates_last:
         frags += [("", " │ "), *_team_fragments(snap, form.mates)]
     if form.tokens:
-        frags.append(("", f" │ {format_tokens(tokens)} " if short
-                      else f"  │ {format_tokens(tokens)} tokens "))
+        ctx = context_text(context, short)
+        frags.append(("", f" │ {ctx}{format_tokens(tokens)} " if short
+                      else f"  │ {ctx}{format_tokens(tokens)} tokens "))
     if snap.error:
         frags.append(("class:tb.danger", f" {snap.error[:60]} "))
     return frags
@@ -234,6 +237,28 @@ def _task_fragments(c: Counts, short: bool) -> list[tuple[str, str]]:
     if c.problems:
         frags.append(("class:tb.danger", f" · {c.problems} unreadable"))
     return frags
+
+
+def context_text(figure: Any, short: bool) -> str:
+    """"ctx 12% of 200k · " (short: "ctx 12% · "), "~" before an estimate; "" when no
+    reading yet (figure: agent.context.ContextFigure)."""
+    if figure is None or not figure.used:
+        return ""
+    mark = "" if figure.exact else "~"
+    if not figure.window:
+        return f"ctx {mark}{format_tokens(figure.used)} · "
+    if short:
+        return f"ctx {mark}{figure.percent}% · "
+    return f"ctx {mark}{figure.percent}% of {window_text(figure.window)} · "
+
+
+def window_text(n: int) -> str:
+    """A context window the way the model pages say it: "200k", "1M"."""
+    if n >= 1_000_000 and n % 1_000_000 == 0:
+        return f"{n // 1_000_000}M"
+    if n >= 1_000 and n % 1_000 == 0:
+        return f"{n // 1_000}k"
+    return format_tokens(n)
 
 
 def format_tokens(n: int) -> str:

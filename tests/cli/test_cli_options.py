@@ -57,7 +57,7 @@ def test_compact_at_comes_from_the_environment_unless_given(monkeypatch) -> None
     with pytest.raises(UserError, match="AGENT_CLI_COMPACT_AT: 'lots' is not a whole number"):
         runtime_config(build_parser().parse_args([]))
     monkeypatch.delenv("AGENT_CLI_COMPACT_AT")
-    assert runtime_config(build_parser().parse_args([])).compact_threshold_tokens == 100_000
+    assert runtime_config(build_parser().parse_args([])).compact_threshold_tokens is None  # share
 
 
 LEAD_SCRIPT = {"lead": [

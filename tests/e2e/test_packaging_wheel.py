@@ -65,3 +65,8 @@ def test_an_unpacked_wheel_loads_its_own_prompts(wheel: Path, tmp_path: Path) ->
 def test_the_wheel_ships_the_price_table(wheel: Path) -> None:
     data = zipfile.ZipFile(wheel).read("agent_cli/pricing.json")
     assert data == (ROOT / "agent_cli" / "pricing.json").read_bytes()
+
+
+def test_the_wheel_ships_the_context_window_table(wheel: Path) -> None:
+    data = zipfile.ZipFile(wheel).read("agent_cli/models/windows.json")
+    assert data == (ROOT / "agent_cli" / "models" / "windows.json").read_bytes()

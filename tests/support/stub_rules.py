@@ -31,11 +31,15 @@ def validate(body: Any, *, count_only: bool = False) -> str | None:
         mt = body.get("max_tokens")
         if not isinstance(mt, int) or isinstance(mt, bool) or mt < 1:
             return "max_tokens: Field required (a positive integer)"
+    else:  # count_tokens takes no generation parameters
+        for key in ("max_tokens", "stream", "temperature", "stop_sequences"):
+            if key in body:
+                return f"{key}: Extra inputs are not permitted"
     return (
         _check_system(body.get("system"))
         or _check_tools(body.get("tools"))
         or _check_messages(body.get("messages"), bool(body.get("tools")))
-        or _check_thinking(body)
+        or _check_thinking(body, count_only)
         or _check_cache_breakpoints(body)
     )
 
@@ -197,7 +201,7 @@ def _check_server_block(b: dict, blocks: list[dict], where: str, role: str) -> s
     return None if used else f"{where}: {b['type']} for an unknown server_tool_use"
 
 
-def _check_thinking(body: dict) -> str | None:
+def _check_thinking(body: dict, count_only: bool = False) -> str | None:
     """Extended thinking: a valid parameter, max_tokens above a fixed budget, and a tool-use
     turn still being answered must start with the thinking it was given (sent back as is)."""
     thinking = body.get("thinking")
@@ -212,7 +216,7 @@ def _check_thinking(body: dict) -> str | None:
         budget = thinking.get("budget_tokens")
         if not isinstance(budget, int) or budget < 1024:
             return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
-        if not body.get("max_tokens", 0) > budget:
+        if not count_only and not body.get("max_tokens", 0) > budget:
             return "`max_tokens` must be greater than `thinking.budget_tokens`"
     messages = body.get("messages") or []
     last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=None)

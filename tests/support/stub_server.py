@@ -13,7 +13,12 @@ the request does not ask to stream; a `Fault` (an HTTP error status with the API
 and optional retry-after headers); or a `MidStream` failure (an `error` event, a connection
 reset, or a stall until `release_stalls()`, after some content). With an empty queue the
 `default` reply is used, else a 500 "no scripted response" with x-should-retry: false.
-POST /v1/messages/count_tokens answers {"input_tokens": N}.
+POST /v1/messages/count_tokens answers {"input_tokens": N} (`counter(body)` when given, else
+the estimate below); its bodies go to `.counted`, not `.requests`. `count_tokens=False`
+answers it 404, as a local server does (the attempt is still in `.counted`).
+GET /v1/models and /v1/models/{id} answer from `models` (stub_models.entry dicts; default:
+STUB_MODEL with a STUB_WINDOW context window); `models_api=False` answers them 404. GET
+paths go to `.gets`.
 
 Every request is validated first (stub_rules.validate: the real API's rules plus the
 stricter ones our design promises) and answered 400 invalid_request_error when invalid.
@@ -51,10 +56,13 @@ from typing import Any
 
 from agent_cli.models.reply import Call, Reply
 
+from . import stub_models
+from .stub_models import STUB_WINDOW
 from .stub_rules import sign_thinking, validate
 from .stub_usage import PromptCache, reply_usage, request_tokens
 
 STUB_MODEL = "claude-stub-1"
+__all__ = ["STUB_MODEL", "STUB_WINDOW", "Fault", "MidStream", "Reply", "StubServer", "ToolUse"]
 
 
 ToolUse = Call  # the name these tests use for a tool_use block
@@ -114,8 +122,18 @@ class StubServer:
         api_key: str | None = None,
         responder: Responder | None = None,
         model_cache: bool = False,
+        models: list[dict[str, Any]] | None = None,
+        models_api: bool = True,
+        count_tokens: bool = True,
+        counter: Callable[[dict[str, Any]], int] | None = None,
     ) -> None:
         self.default = default
+        self.models = models if models is not None else [stub_models.entry(STUB_MODEL)]
+        self.models_api = models_api
+        self.count_tokens = count_tokens
+        self.counter = counter
+        self.counted: list[dict[str, Any]] = []  # count_tokens request bodies
+        self.gets: list[str] = []  # GET paths
         self.model_cache = model_cache
         self._cache = PromptCache()
         self.api_key = api_key  # None: any x-api-key/authorization accepted (one is required)
@@ -169,9 +187,9 @@ class StubServer:
 
     # -- used by the handler -----------------------------------------------------------
 
-    def _record(self, body: Any, headers: dict[str, str]) -> None:
+    def _record(self, body: Any, headers: dict[str, str], count: bool = False) -> None:
         with self._cond:
-            self.requests.append(body)
+            (self.counted if count else self.requests).append(body)
             self.headers.append(headers)
             self._cond.notify_all()
 
@@ -241,10 +259,14 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = None
         path = self.path.split("?")[0]
-        if path not in ("/v1/messages", "/v1/messages/count_tokens"):
+        counting = path == "/v1/messages/count_tokens"
+        if path != "/v1/messages" and not counting:
             self._error(404, "not_found_error", f"Not found: {path}")
             return
-        self.stub._record(body, {k.lower(): v for k, v in self.headers.items()})
+        self.stub._record(body, {k.lower(): v for k, v in self.headers.items()}, counting)
+        if counting and not self.stub.count_tokens:  # a local server: attempt kept, then 404
+            self._error(404, "not_found_error", f"Not found: {path}")
+            return
         if not self._authorized():
             self._error(401, "authentication_error", "invalid x-api-key")
             return
@@ -253,10 +275,22 @@ class _Handler(BaseHTTPRequestHandler):
             self.stub._reject(problem)
             self._error(400, "invalid_request_error", problem)
             return
-        if path.endswith("count_tokens"):
-            self._json(200, {"input_tokens": request_tokens(body)})
+        if counting:
+            count = self.stub.counter or request_tokens
+            self._json(200, {"input_tokens": count(body)})
             return
         self._answer(body, self.stub._pick(body))
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        path = self.path.split("?")[0]
+        with self.stub._cond:
+            self.stub.gets.append(path)
+        if not path.startswith("/v1/models") or not self.stub.models_api:
+            self._error(404, "not_found_error", f"Not found: {path}")
+        elif not self._authorized():
+            self._error(401, "authentication_error", "invalid x-api-key")
+        else:
+            self._json(*stub_models.answer(self.stub.models, path))
 
     def _authorized(self) -> bool:
         key = self.headers.get("x-api-key")
