@@ -25,6 +25,7 @@ from ..board.journal import read_journal, read_stamp, write_order
 from ..board.models import BoardSnapshot
 from ..errors import AgentCliError
 from ..names import LEAD
+from ..private_state import private_dir
 
 EVENTS_SHOWN = 15
 TAIL_BYTES = 32768
@@ -101,8 +102,8 @@ def tail_events(path: str | Path, count: int = EVENTS_SHOWN) -> list[dict[str, A
 
 
 def read_worktrees(path: str | Path) -> dict[int, str]:
-    """Task id -> "active", "landing" or "refused" for each task a worktree holds, from
-    `.agent-cli/worktrees/state.json` (a clone may plant it: only those words are shown)."""
+    """Task id -> "active", "landing" or "refused" for each task a worktree holds, from the
+    host-private `worktrees.json` (read like any state file: only those words are shown)."""
     from ..fsutil import read_state
 
     try:  # no link followed on the way, no FIFO waited on, a cap on the size
@@ -154,7 +155,7 @@ class WatchSource:
             "inbox": str(inbox / f"{LEAD}.jsonl"),
             "cursor": str(inbox / f"{LEAD}.cursor"),
             "lead": str(self.team_dir / "lead_usage.json"),
-            "worktrees": str(workdir / ".agent-cli" / "worktrees" / "state.json"),
+            "worktrees": str(private_dir(workdir) / "worktrees.json"),  # team/worktree_state
         }
 
     def poll(self) -> bool:
