@@ -62,9 +62,28 @@ def test_readme_keeps_the_quick_start_lines_and_lists_every_demo_prompt():
     for line in QUICK_START:
         assert f"\n{line}\n" in text
     assert readme_prompts() == list(DEMO_PROMPTS)
-    for heading in ("## Hands-on demo", "## Use Claude", "## Permissions", "## Files on disk",
-                    "## Command line", "## Architecture", "## Reliability"):
+    for heading in ("## Hands-on demo", "## Use Claude", "## Where to go next"):
         assert heading in text
+
+
+REFERENCE = {  # the docs page the README links, and a heading it must hold
+    "docs/permissions.md": "## Permissions", "docs/files.md": "## Files on disk",
+    "docs/command-line.md": "## Command line", "docs/reliability.md": "## Reliability",
+    "docs/sandbox.md": "## Sandbox", "docs/mcp.md": "## MCP servers",
+    "docs/worktrees.md": "## Worktrees", "docs/memory-and-hooks.md": "## Hooks",
+    "docs/watch.md": "## Watch the team work", "docs/ARCHITECTURE.md": "## Key interfaces",
+}
+
+
+def test_the_readme_links_every_reference_page_and_each_page_links_back():
+    text = README.read_text(encoding="utf-8")
+    root = README.parent
+    for page, heading in REFERENCE.items():
+        assert f"]({page})" in text, f"the README does not link {page}"
+        body = (root / page).read_text(encoding="utf-8")
+        assert heading in body, f"{page} lost its {heading!r} section"
+        if page != "docs/ARCHITECTURE.md":
+            assert "](../README.md)" in body
 
 
 def test_every_readme_prompt_is_understood():
