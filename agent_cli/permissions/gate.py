@@ -18,18 +18,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentCliError, ToolError
-from ..tools.base import Tool, ToolContext
-from ..tools.paths import relative_target
 from .audit import AuditLog
 from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
 from .policy import PermissionPolicy
-from .shell_analysis import analyze
-from .shell_verdict import ShellVerdict
+
+if TYPE_CHECKING:  # the tools' models and the shell parser: loaded at the first tool call
+    from pydantic import BaseModel
+
+    from ..tools.base import Tool, ToolContext
+    from .shell_verdict import ShellVerdict
 
 PROTECTED_DIRS = frozenset({".agent-cli", ".tasks", ".team", ".git"})
 NOUNS = {"Bash": "shell command", "Write": "file write", "Edit": "file edit",
@@ -186,6 +186,8 @@ class PermissionGate:
     def _target(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> str:
         raw = tool.rule_target(args) if tool.rule_target else ""
         if tool.permission in ("Write", "Edit"):
+            from ..tools.paths import relative_target
+
             return relative_target(ctx.workdir, raw)
         return raw
 
@@ -225,6 +227,8 @@ def is_protected(target: str) -> bool:
 def suggest_rule(permission: str, target: str) -> str:
     """The rule "allow always" adds: the exact command or path; "" when none would match."""
     if permission == "Bash":
+        from .shell_analysis import analyze
+
         if analyze(target).simple and "*" not in target and "\n" not in target:
             return f"Bash({target.strip()})"
         return ""

@@ -13,14 +13,15 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..errors import UserError
 from .layers import SettingsLayers
 from .rules import InvalidRule, Rule, parse_rule
 from .settings import update_rule
-from .shell_analysis import analyze
-from .shell_verdict import ShellVerdict, judge
+
+if TYPE_CHECKING:  # tree-sitter: loaded at the first shell command judged
+    from .shell_verdict import ShellVerdict
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 Effect = Literal["allow", "deny", "ask"]
@@ -188,6 +189,9 @@ class PermissionPolicy:
                         if e.effect == "ask" and e.parsed.covers("Bash", "deny")]
                 if not asks:
                     return None
+                from .shell_analysis import analyze
+                from .shell_verdict import judge
+
                 verdict = judge(analyze(target), [], asks)
                 return verdict.entry if verdict.effect == "deny" else None
             verdict = self.judge_shell(target)
@@ -203,6 +207,9 @@ class PermissionPolicy:
         entries = [e for e in self.rules() if e.parsed.covers("Bash", e.effect)]
         allows = [e for e in entries if e.effect == "allow"]
         denies = [e for e in entries if e.effect == "deny"]
+        from .shell_analysis import analyze
+        from .shell_verdict import judge
+
         return judge(analyze(command), allows, denies)
 
     def _save(self, rule: str, effect: str) -> None:
