@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..errors import UserError
 from .layers import SettingsLayers
-from .rules import InvalidRule, Rule, parse_rule
 from .settings import update_rule
 
-if TYPE_CHECKING:  # tree-sitter: loaded at the first shell command judged
+if TYPE_CHECKING:  # the rule parser and tree-sitter: loaded at the first rule or command
+    from .rules import Rule
     from .shell_verdict import ShellVerdict
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
@@ -81,6 +81,8 @@ class PermissionPolicy:
     ) -> RuleEntry:
         if effect not in EFFECTS:
             raise UserError(f"invalid rule effect {effect!r}: use allow, deny or ask")
+        from .rules import InvalidRule, parse_rule
+
         try:
             parsed = parse_rule(text)
         except InvalidRule as exc:

@@ -21,9 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import AgentCliError, CorruptFile, NotFound, Refused
 from ..events import MessageEvent, Notice
-from ..framing import inbox_block
 from ..names import LEAD, check_name
-from . import task_plans
 from .assignments import AssignmentWatch
 from .claimgate import ClaimGate
 from .renewer import LeaseRenewer
@@ -260,6 +258,8 @@ class Team:
             require = bool(member and member.require_plan)
         else:
             require = mate.require_plan
+        from . import task_plans  # (plans, framing: at the first tool call)
+
         return task_plans.gate(self.rt, agent, require)
 
     # ---- the lead --------------------------------------------------------------------
@@ -320,7 +320,11 @@ class Team:
             self._lead.delivered.add_pending([m.id for m in shown], on_commit=ack)
         else:
             ack()
-        return inbox_block(shown) if shown else None
+        if not shown:
+            return None
+        from ..framing import inbox_block  # (html, regexes: at the lead's first turn)
+
+        return inbox_block(shown)
 
     def _lead_ack(self, cursor: int) -> Callable[[], None]:
         def ack() -> None:
