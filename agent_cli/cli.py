@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import math
 import os
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from . import __version__
@@ -267,8 +268,11 @@ def compact_at_from_env(env: Mapping[str, str]) -> int | None:
         raise UserError(f"{COMPACT_ENV}: {exc}") from None
 
 
-def dispatch(args: argparse.Namespace) -> int:
+def dispatch(args: argparse.Namespace, started: Callable[[], None] = lambda: None) -> int:
+    """Run the command; `started()` is called once start-up is over (before the REPL, the
+    headless run or a subcommand runs)."""
     if getattr(args, "handler", None) is not None:
+        started()
         return args.handler(args)
     from .app import open_runtime
 
@@ -290,9 +294,11 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.prompt is not None:
         from .ui.headless import run_headless
 
+        started()
         return run_headless(runtime, args)
     from .ui.repl import run_repl
 
+    started()
     return run_repl(runtime, args)
 
 
@@ -306,11 +312,24 @@ def list_sessions(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Start-up only builds what lives as long as the process (modules, parsers, the session's
+    # parts): the cyclic garbage collector would walk it all again and again for nothing.
+    # It runs again once the session starts.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _main(argv, lambda: gc.enable() if collecting else None)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _main(argv: Sequence[str] | None, started: Callable[[], None]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     with safe_output(not draws_terminal(args)):
         try:
-            code = dispatch(args)
+            code = dispatch(args, started)
             sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
             return code
         except BrokenPipeError:

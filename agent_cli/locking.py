@@ -11,11 +11,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING
 
 from .errors import StorageError
 from .fsutil import prepare_lock
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 LOCK_TIMEOUT_S = 30.0
 
@@ -31,12 +33,16 @@ class StateLock:
     def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT_S) -> None:
         self.path = Path(path)
         self._thread_lock = threading.RLock()
-        self._file_lock = FileLock(str(self.path), thread_local=False)
+        self._file_lock: FileLock | None = None  # made at first use (filelock loads then)
         self._timeout = timeout
 
     @contextmanager
     def held(self) -> Iterator[None]:
         with self._thread_lock:
+            from filelock import FileLock, Timeout
+
+            if self._file_lock is None:
+                self._file_lock = FileLock(str(self.path), thread_local=False)
             try:
                 prepare_lock(self.path)  # no link, FIFO or directory where the lock goes
                 self._file_lock.acquire(timeout=self._timeout)

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 from .events import EventBus
 from .filewatch import FileWatcher
-from .models.base import Model
 from .models.retry import RetryPolicy
 from .retrystatus import RetryStatus
 from .wakeup import ChangeSignal
 
 if TYPE_CHECKING:
+    from .models.base import Model  # (pydantic message models: built with the first model)
     from .models.thinking import Thinking
     from .team.manager import Team
 
@@ -236,6 +236,17 @@ class Runtime:
         from .models.registry import resolve_spec
 
         return resolve_spec(spec or self.config.model)
+
+    def model_name(self, agent: str, spec: str | None = None) -> str:
+        """The name of the model `agent` gets, a bad spec refused at once (UserError), without
+        building the demo or Claude adapter: the first prompt does not wait for them."""
+        if self.config.model_factory is None:
+            from .models.registry import model_name
+
+            name = model_name(self.model_spec(spec))
+            if name is not None:
+                return name
+        return self.make_model(agent, spec).name
 
     def make_model(self, agent: str, spec: str | None = None) -> Model:
         """The model for `agent`: the injected factory, else one shared adapter per spec."""

@@ -12,11 +12,13 @@ from __future__ import annotations
 import errno
 import threading
 from pathlib import Path
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING
 
 from ..errors import StorageError
 from ..fsutil import prepare_lock
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 LOCK_TIMEOUT_S = 30.0
 MAX_HANDOFFS = 16
@@ -28,13 +30,7 @@ class BoardLock:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._mutex = threading.RLock()
-        self._flock = FileLock(
-            str(path),
-            timeout=LOCK_TIMEOUT_S,
-            thread_local=False,  # the RLock already keeps this process's threads apart
-            poll_interval=0.001,
-            preserve_lock_file=True,
-        )
+        self._flock: FileLock | None = None  # made at the first lock_file (filelock loads then)
         self._count_lock = threading.Lock()
         self._waiting = 0  # threads waiting in enter() (guarded by _count_lock)
         self.depth = 0  # nesting in the thread holding the mutex
@@ -86,11 +82,22 @@ class BoardLock:
             self._handoffs += 1
             return
         self._flock_held = False
+        assert self._flock is not None
         self._flock.release()
 
     def _acquire_file_lock(self) -> bool:
         """Take the cross-process lock; False on a read-only filesystem, where nobody can
         write, so reads go on without it (and writes fail with StorageError)."""
+        from filelock import FileLock, Timeout
+
+        if self._flock is None:
+            self._flock = FileLock(
+                str(self.path),
+                timeout=LOCK_TIMEOUT_S,
+                thread_local=False,  # the RLock already keeps this process's threads apart
+                poll_interval=0.001,
+                preserve_lock_file=True,
+            )
         try:
             prepare_lock(self.path)  # no link, FIFO or directory where the lock goes
             self._flock.acquire()

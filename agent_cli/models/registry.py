@@ -16,9 +16,12 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import UserError
-from .base import Model
+
+if TYPE_CHECKING:
+    from .base import Model
 
 DEMO = "demo"
 SCRIPT_PREFIX = "script:"
@@ -76,6 +79,20 @@ def resolve_spec(spec: str | None, env: Mapping[str, str] = os.environ) -> str:
         if candidate is not None and candidate.strip():
             return candidate.strip()
     return default_model_name() if has_credentials(env) else DEMO
+
+
+def model_name(spec: str) -> str | None:
+    """The name the model a resolved spec builds will have, without building it (the demo
+    and Claude adapters load their modules at first use); UserError for a spec that cannot be
+    a model. None for a script: only reading the file says whether it is one."""
+    spec = spec.strip()
+    if spec == DEMO:
+        return DEMO
+    if spec.startswith(SCRIPT_PREFIX):
+        return None
+    if not _NAME.match(spec):
+        raise UserError(f"not a model name: {spec!r} (use 'demo', 'script:PATH' or a model name)")
+    return spec
 
 
 def make_model(spec: str) -> Model:

@@ -33,21 +33,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from ..errors import AgentCliError, Interrupted, ToolError
 from ..sandbox.placement import refusal as sandbox_refusal
 from ..shorten import shorten
-from ..tools.base import Tool, ToolContext
-from ..tools.paths import relative_target
 from ..tools.read_guard import spellings
 from .audit import AuditLog
 from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
 from .path_rules import PathTarget
 from .policy import PermissionPolicy
-from .read_rules import ReadRules
-from .shell_analysis import analyze
-from .shell_verdict import ShellVerdict
+
+if TYPE_CHECKING:  # the tools' models and the shell parser: loaded at the first tool call
+    from pydantic import BaseModel
+
+    from ..tools.base import Tool, ToolContext
+    from .read_rules import ReadRules
+    from .shell_verdict import ShellVerdict
 
 if TYPE_CHECKING:
     from ..sandbox.manager import Sandbox
@@ -291,6 +291,8 @@ class PermissionGate:
     def _target(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> str:
         raw = tool.rule_target(args) if tool.rule_target else ""
         if tool.permission in ("Write", "Edit"):
+            from ..tools.paths import relative_target
+
             return relative_target(ctx.workdir, raw)
         return raw
 
@@ -340,6 +342,8 @@ def is_protected(target: str) -> bool:
 def suggest_rule(permission: str, target: str) -> str:
     """The rule "allow always" adds: the exact command or path; "" when none would match."""
     if permission == "Bash":
+        from .shell_analysis import analyze
+
         if analyze(target).simple and "*" not in target and "\n" not in target:
             return f"Bash({target.strip()})"
         return ""

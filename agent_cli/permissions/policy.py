@@ -13,16 +13,17 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..errors import UserError
 from .layers import SettingsLayers
 from .path_rules import PathTarget
-from .read_rules import ReadRules
-from .rules import InvalidRule, Rule, parse_rule
 from .settings import update_rule
-from .shell_analysis import analyze
-from .shell_verdict import ShellVerdict, judge
+
+if TYPE_CHECKING:  # the rule parser and tree-sitter: loaded at the first rule or command
+    from .read_rules import ReadRules
+    from .rules import Rule
+    from .shell_verdict import ShellVerdict
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
 Effect = Literal["allow", "deny", "ask"]
@@ -82,6 +83,8 @@ class PermissionPolicy:
     ) -> RuleEntry:
         if effect not in EFFECTS:
             raise UserError(f"invalid rule effect {effect!r}: use allow, deny or ask")
+        from .rules import InvalidRule, parse_rule
+
         try:
             parsed = parse_rule(text)
         except InvalidRule as exc:
@@ -190,6 +193,9 @@ class PermissionPolicy:
                         if e.effect == "ask" and e.parsed.covers("Bash", "deny")]
                 if not asks:
                     return None
+                from .shell_analysis import analyze
+                from .shell_verdict import judge
+
                 verdict = judge(analyze(target), [], asks)
                 return verdict.entry if verdict.effect == "deny" else None
             verdict = self.judge_shell(target)
@@ -207,6 +213,8 @@ class PermissionPolicy:
         entries = [e for e in self.rules() if e.parsed.family == "Read" and e.effect not in skip]
         if not entries:
             return None
+        from .read_rules import ReadRules
+
         return ReadRules([e for e in entries if e.effect == "deny"],
                          [e for e in entries if e.effect == "ask"], roots)
 
@@ -215,6 +223,9 @@ class PermissionPolicy:
         entries = [e for e in self.rules() if e.parsed.covers("Bash", e.effect)]
         allows = [e for e in entries if e.effect == "allow"]
         denies = [e for e in entries if e.effect == "deny"]
+        from .shell_analysis import analyze
+        from .shell_verdict import judge
+
         return judge(analyze(command), allows, denies)
 
     def _save(self, rule: str, effect: str) -> None:

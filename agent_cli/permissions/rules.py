@@ -25,12 +25,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..errors import UserError
 from .path_rules import BadPathPattern, PathPattern, PathTarget, parse_path_pattern
-from .shell_analysis import ShellAnalysis, analyze
-from .shell_verdict import judge
+
+if TYPE_CHECKING:  # tree-sitter: loaded when a Bash rule is parsed or matched
+    from .shell_analysis import ShellAnalysis
 
 Family = Literal["Bash", "Write", "Edit", "Read"]
 FAMILIES: tuple[str, ...] = ("Bash", "Write", "Edit", "Read", "WebSearch", "WebFetch")
@@ -84,11 +85,15 @@ class Rule:
         if self.family == "Mcp":
             return mcp_matches(self.spec, target)
         if self.family == "Bash":
+            from .shell_analysis import analyze
+
             return self._matches_command(cmd or analyze(target), effect)
         assert self.path_pattern is not None
         return self.path_pattern.matches(target)
 
     def _matches_command(self, cmd: ShellAnalysis, effect: str) -> bool:
+        from .shell_verdict import judge
+
         entry = _Alone(self.text, self)
         if effect == "allow":
             return judge(cmd, [entry], []).effect == "allow"
@@ -117,6 +122,8 @@ def _bash_rule(text: str, spec: str) -> Rule:
         raise InvalidRule(
             f"invalid rule {text!r}: a Bash rule may only end with ' *' or ':*' as a wildcard"
         )
+    from .shell_analysis import analyze
+
     cmd = analyze(body)
     strict = [f for f in cmd.findings if f.strict]
     run = cmd.runs[0].written if len(cmd.runs) == 1 else None

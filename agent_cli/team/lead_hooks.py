@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events import Notice
-from ..framing import neutralize
 from ..names import LEAD
 
 MAX_STOP_BLOCKS = 5
@@ -99,6 +98,8 @@ class LeadHooks:
             if n == MAX_STOP_BLOCKS:
                 self._warn(f"a Stop hook blocked {MAX_STOP_BLOCKS} times in a row; stopping")
                 return result
+            from ..framing import neutralize
+
             why = neutralize(outcome.why() or "keep going")
             result = agent.run_turn(f"<hook-feedback event=\"Stop\">{why}</hook-feedback>",
                                     pre_call=pre_call)

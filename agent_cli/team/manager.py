@@ -21,24 +21,20 @@ from typing import TYPE_CHECKING
 
 from ..errors import AgentCliError, AlreadyRunning, CorruptFile, NotFound, Refused
 from ..events import MessageEvent, Notice
-from ..framing import inbox_block
 from ..names import LEAD, check_name
-from . import task_plans
-from .agents import build_agent
 from .assignments import AssignmentWatch
 from .claimgate import ClaimGate
 from .renewer import LeaseRenewer
 from .status import StatusWriter
-from .team_tools import lead_tools
-from .teammate import Teammate
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the agent engine and the tools' models: imported at the first spawn
     from ..agent.agent import Agent
     from ..models.thinking import Thinking
     from ..runtime import Runtime
     from .mailbox import MailMessage
     from .protocol import ProtocolRequest
     from .roster import Member
+    from .teammate import Teammate
 
 
 INTERRUPT_GRACE_S = 1.0  # after shutdown_all's deadline, how long an interrupted teammate gets
@@ -77,6 +73,8 @@ class Team:
         if name == LEAD:
             raise Refused("'lead' is the lead's own name; pick another teammate name")
         self._refuse_running(name)
+        from .teammate import Teammate
+
         # Built outside the team lock: a restart reads the old transcript, and every
         # teammate's plan check (plan_block -> teammate()) takes that lock.
         mate = Teammate(self.rt, self, name, role, model, require_plan, prompt, thinking)
@@ -263,14 +261,18 @@ class Team:
             require = bool(member and member.require_plan)
         else:
             require = mate.require_plan
+        from . import task_plans  # (plans, framing: at the first tool call)
+
         return task_plans.gate(self.rt, agent, require)
 
     # ---- the lead --------------------------------------------------------------------
 
     def make_lead(self) -> Agent:
         """The lead Agent: prompts/lead.md, the lead's board/team tools and workspace tools."""
+        from .agents import build_agent
         from .lead_usage import LeadUsage
         from .roster import this_host
+        from .team_tools import lead_tools
 
         session = self.rt.session
         where = session.dir if session is not None else None
@@ -326,7 +328,11 @@ class Team:
             self._lead.delivered.add_pending([m.id for m in shown], on_commit=ack)
         else:
             ack()
-        return inbox_block(shown) if shown else None
+        if not shown:
+            return None
+        from ..framing import inbox_block  # (html, regexes: at the lead's first turn)
+
+        return inbox_block(shown)
 
     def _lead_ack(self, cursor: int) -> Callable[[], None]:
         def ack() -> None:

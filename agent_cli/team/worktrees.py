@@ -193,19 +193,35 @@ class Worktrees:
         if self.is_ready(task_id):
             self.state.update(task_id, owner=owner)
             return True
-        self._discard_partial(path)
-        branch = self.branch(task_id)
+        if path.exists() or path.is_symlink():
+            self._discard_partial(path)
         self.dir.mkdir(parents=True, exist_ok=True)
-        if self.repo.rev(f"refs/heads/{branch}"):
-            self.repo.run("worktree", "add", "--quiet", str(path), branch)
-            base = self.repo.rev(branch)
-        else:
-            base = self.snapshots.take()
-            self.repo.run("worktree", "add", "--quiet", "-b", branch, str(path), base)
+        base = self._add(task_id, path)
         self.state.update(task_id, path=path.relative_to(self.workdir).as_posix(),
-                          branch=branch, status="active", base=base, owner=owner, detail="")
+                          branch=self.branch(task_id), status="active", base=base, owner=owner,
+                          detail="")
         self._settle_later(task_id)
         return False
+
+    def _add(self, task_id: int, path: Path) -> str:
+        """`git worktree add` of a new branch at a snapshot of the main tree; the commit it
+        starts from. The common case costs no other git call: only when the add fails is it
+        found out why (the task's branch is there already, its work on it, after its worktree
+        was removed; or git still lists a worktree at this path that a killed run left)."""
+        assert self.repo is not None and self.snapshots is not None
+        branch = self.branch(task_id)
+        base = self.snapshots.take()
+        try:
+            self.repo.run("worktree", "add", "--quiet", "-b", branch, str(path), base)
+            return base
+        except GitError:
+            self._discard_partial(path)  # what the failed add left, and stale registrations
+        kept = self.repo.rev(f"refs/heads/{branch}")
+        if kept is None:
+            self.repo.run("worktree", "add", "--quiet", "-b", branch, str(path), base)
+            return base
+        self.repo.run("worktree", "add", "--quiet", str(path), branch)
+        return kept
 
     # ----- the new worktree's index ----------------------------------------------------
     def _settle_later(self, task_id: int) -> None:

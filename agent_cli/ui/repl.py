@@ -31,7 +31,6 @@ from .printer import Printer
 from .project_trust_view import ask_project_settings
 from .prompt_session import PROMPT, PromptKeys, make_session
 from .render import EventView, UiSettings, spinner_line, stream_tail
-from .shell import run_user_shell
 from .slash import SlashContext, argument_values, command_help, dispatch
 from .style import make_console, render_str
 from .ticker import Ticker
@@ -68,9 +67,9 @@ class Repl:
         self.settings = UiSettings()
         self.status = StatusCache(runtime)
         self.view = EventView(self.printer, self.settings, self.width, self.color, self.changed)
-        # The model is made now (a bad --model fails at once); the lead Agent once the
-        # prompt is on screen.
-        model_name = runtime.make_model("lead").name
+        # The model's name is checked now (a bad --model fails at once); the model and the
+        # lead Agent are built once the prompt is on screen.
+        model_name = runtime.model_name("lead")
         self.lead_hooks = LeadHooks(runtime)
         self.lead = LeadRunner(runtime, runtime.team.make_lead, self.changed, model_name,
                                hooks=self.lead_hooks)
@@ -170,8 +169,15 @@ class Repl:
                 loop.call_soon_threadsafe(self._pause_prompt)
 
     def _pre_run(self) -> None:
-        """The prompt is about to be drawn: build the lead meanwhile; pause if asked."""
-        self.lead.warm()
+        """The prompt is about to be drawn: build the lead once it is on screen (a build
+        started now would hold the interpreter while the first prompt draws); pause if asked."""
+        app = self.session.app
+
+        def drawn(_: Any) -> None:
+            app.after_render -= drawn
+            self.lead.warm()
+
+        app.after_render += drawn
         self._pause_prompt()
 
     def _pause_prompt(self) -> None:
@@ -276,11 +282,11 @@ class Repl:
 
     def _start_mcp(self) -> None:
         """Ask once about a project's untrusted .mcp.json servers, then start in background."""
-        from .mcp_view import start_note, trust_question
-
         mcp = self.runtime.mcp
         if mcp is None:
             return
+        from .mcp_view import start_note, trust_question
+
         for problem in mcp.problems:
             self.note(problem, style="red")
         pending = mcp.needs_trust()
@@ -344,6 +350,8 @@ class Repl:
             self.changed()
             return not result.quit
         if text.startswith("!"):
+            from .shell import run_user_shell
+
             shown = run_user_shell(text[1:], self.runtime.workdir)
             self.printer.write(render_str(shown, self.width(), self.color))
             return True

@@ -17,11 +17,11 @@ from rich.text import Text
 
 from ..errors import AgentCliError, UserError
 from ..names import check_name
-from . import tables
-from .hooks_view import cmd_hooks
-from .memory_view import cmd_memory
 from .render import UiSettings
 from .sandbox_view import cmd_sandbox
+
+# The views (tables, hooks_view, memory_view) pull in rich.table and the memory loader: each
+# handler imports what it shows, so the first prompt does not wait for them.
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
@@ -80,6 +80,8 @@ def cmd_help(ctx: SlashContext, arg: str) -> None:
 
 
 def cmd_tasks(ctx: SlashContext, arg: str) -> None:
+    from . import tables
+
     snap = ctx.runtime.board.snapshot()
     if arg.strip() == "graph":
         from ..board.graph_render import render_text
@@ -110,6 +112,8 @@ def _task_id(arg: str) -> int:
 
 
 def cmd_team(ctx: SlashContext, arg: str) -> None:
+    from . import tables
+
     snap = ctx.runtime.roster.snapshot()
     lead = ctx.lead.agent
     retries = ctx.runtime.retries.waiting()
@@ -133,6 +137,8 @@ def cmd_team(ctx: SlashContext, arg: str) -> None:
 
 
 def cmd_inbox(ctx: SlashContext, arg: str) -> None:
+    from . import tables
+
     ctx.console.print(tables.inbox_table(ctx.runtime.mail.peek("lead")))
 
 
@@ -171,6 +177,8 @@ def cmd_permissions(ctx: SlashContext, arg: str) -> None:
     policy = ctx.runtime.policy
     words = arg.split(None, 1)
     if not words:
+        from . import tables
+
         ctx.console.print(tables.permissions_table(policy.mode, policy.rules()))
         held = getattr(ctx.runtime, "held_settings", None)
         if held is not None:
@@ -250,6 +258,7 @@ def cmd_mode(ctx: SlashContext, arg: str) -> None:
 
 def cmd_cost(ctx: SlashContext, arg: str) -> None:
     from ..pricing import PriceTable
+    from . import tables
 
     rows = ctx.lead.agent.spend.rows()
     ctx.console.print(tables.cost_table(rows, teammates(ctx.runtime), PriceTable.load()))
@@ -294,6 +303,18 @@ def cmd_resume(ctx: SlashContext, arg: str) -> None:
     current = getattr(ctx.runtime, "session", None)
     if current is not None:
         ctx.console.print(Text(f"this session: {current.id}", style="dim"))
+
+
+def cmd_memory(ctx: SlashContext, arg: str) -> None:
+    from .memory_view import cmd_memory as show
+
+    show(ctx, arg)
+
+
+def cmd_hooks(ctx: SlashContext, arg: str) -> None:
+    from .hooks_view import cmd_hooks as show
+
+    show(ctx, arg)
 
 
 def cmd_quit(ctx: SlashContext, arg: str) -> SlashResult:
