@@ -73,6 +73,9 @@ def test_parallel_edits_of_different_lines_both_land_in_either_order(workdir, cl
         assert not (workdir / ".agent-cli" / "worktrees" / f"task-{t.id}").exists()
         log = git(workdir, "log", "--format=%an %s", f"agent-cli/task-{t.id}")
         assert f"{rt.board.get(t.id).owner} task #{t.id}: {t.subject}" in log  # its author
+    # each result reaches the lead's inbox just after its task's completed event: wait for both
+    rec.wait_for(lambda: len(rec.of("MessageEvent", to="lead", msg_type="result")) >= 2,
+                 what="both results sent to the lead")
     results = [m.content for m in rt.mail.fetch("lead").messages if m.type == "result"]
     assert all("files changed: f.txt" in c for c in results) and len(results) == 2
     assert rt.team.wait_quiet(WAIT)
