@@ -42,8 +42,9 @@ def probe(bwrap: str | None = None) -> Availability:
     if sys.platform.startswith("win"):
         return Availability(False, "the sandbox is not supported on Windows")
     if sys.platform == "darwin":
-        return Availability(False, "macOS: the sandbox-exec profile is generated "
-                            "(sandbox/seatbelt.py) but does not run commands yet")
+        from .seatbelt import probe_seatbelt
+
+        return probe_seatbelt()
     if not sys.platform.startswith("linux"):
         return Availability(False, f"no sandbox on {sys.platform} (Linux uses bubblewrap)")
     path = bwrap or shutil.which("bwrap")
@@ -107,19 +108,20 @@ def bwrap_argv(box: Boundary, command: str, cwd: Path, *, bwrap: str = "bwrap",
     return [*argv, "bash", "-c", inner]
 
 
-def sandbox_env(base: dict[str, str] | None = None, proxied: bool = False) -> dict[str, str]:
+def sandbox_env(base: dict[str, str] | None = None, proxied: bool = False,
+                tmpdir: str = "/tmp", port: int = PROXY_PORT) -> dict[str, str]:
     """The environment inside: the user's, without agent-cli's API key and the SSH agent,
     TMPDIR on the private /tmp and, with a proxy, every *_PROXY variable pointing at it."""
     env = dict(os.environ if base is None else base)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "SSH_AUTH_SOCK"):
         env.pop(name, None)
-    env["TMPDIR"] = "/tmp"
+    env["TMPDIR"] = tmpdir
     env["AGENT_CLI_SANDBOX"] = "1"
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
         env.pop(name, None)
         env.pop(name.lower(), None)
     if proxied:
-        url = f"http://127.0.0.1:{PROXY_PORT}"
+        url = f"http://127.0.0.1:{port}"
         for name in ("HTTP_PROXY", "HTTPS_PROXY"):
             env[name] = env[name.lower()] = url
     return env

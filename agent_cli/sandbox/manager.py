@@ -123,6 +123,8 @@ class Sandbox:
         """The argv and environment that run `command` inside `workspace`'s boundary."""
         box = self.boundary(workspace)
         proxy = self.proxy() if box.domains or self.interactive() else None
+        if sys.platform == "darwin":
+            return wrap_macos(box, command, proxy)
         if proxy is None:
             argv = bwrap_argv(box, command, cwd)
             return Wrapped(argv, sandbox_env(), box)
@@ -173,6 +175,27 @@ class Sandbox:
             return f"sandbox unavailable: {self.availability.why}{fix}"
         net = "network: " + (", ".join(self.settings.allowed_domains) or "none")
         return f"sandbox on: each agent writes only its workspace; {net}"
+
+
+def wrap_macos(box: Boundary, command: str, proxy: object | None) -> Wrapped:
+    """The same boundary on macOS: sandbox-exec with a generated profile (seatbelt.py), a
+    private TMPDIR per command, and the proxy on a localhost port the profile allows."""
+    import shutil
+
+    from .seatbelt import private_tmpdir, seatbelt_argv
+
+    tmp = private_tmpdir()
+    session = proxy.session(tcp=True) if proxy is not None else None  # type: ignore[attr-defined]
+    port = session.port if session is not None else None
+    argv = seatbelt_argv(box, command, tmp, port)
+    env = sandbox_env(proxied=session is not None, tmpdir=str(tmp), port=port or 0)
+
+    def done() -> None:
+        if session is not None:
+            session.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    return Wrapped(argv, env, box, session.blocked if session is not None else [], done)
 
 
 def forwarder_argv() -> list[str]:

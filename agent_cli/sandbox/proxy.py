@@ -97,7 +97,7 @@ class ProxySession:
     """One command's socket and what it was refused."""
 
     proxy: DomainProxy
-    path: Path
+    path: Path | None  # the unix socket (Linux), or None: a TCP port on localhost (macOS)
     listener: socket.socket
     blocked: list[str] = field(default_factory=list)
     allowed_once: set[str] = field(default_factory=set)
@@ -116,8 +116,14 @@ class ProxySession:
         with contextlib.suppress(OSError):
             self.listener.shutdown(socket.SHUT_RDWR)
         self.listener.close()
-        with contextlib.suppress(OSError):
-            os.unlink(self.path)
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+
+    @property
+    def port(self) -> int:
+        """The localhost port of a TCP session (macOS: no network namespace to bridge)."""
+        return int(self.listener.getsockname()[1]) if self.path is None else 0
 
     def _handle(self, conn: socket.socket) -> None:
         with conn:
@@ -218,13 +224,20 @@ class DomainProxy:
             if host not in self._domains:
                 self._domains.append(host)
 
-    def session(self) -> ProxySession:
-        """A new socket for one command, served until `close()`."""
-        with self._lock:
-            self._count += 1
-            path = self.dir / f"s{self._count}.sock"
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(path))
+    def session(self, tcp: bool = False) -> ProxySession:
+        """A new socket for one command, served until `close()`: a unix socket bound into
+        the sandbox (Linux), or with `tcp` a port on 127.0.0.1 (macOS, where the sandbox
+        shares the host's network and its profile allows that one port)."""
+        path: Path | None = None
+        if tcp:
+            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            listener.bind(("127.0.0.1", 0))
+        else:
+            with self._lock:
+                self._count += 1
+                path = self.dir / f"s{self._count}.sock"
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(str(path))
         listener.listen(64)
         session = ProxySession(self, path, listener)
         threading.Thread(target=session.serve, daemon=True, name="sandbox-proxy").start()

@@ -1,8 +1,10 @@
 """The macOS sandbox: a `sandbox-exec` (Seatbelt) profile generated from a Boundary.
 
-Written and unit-tested on its text here; it runs only on macOS. Rules are applied in
-order and the last one that matches wins, so each allowance is followed by the denials it
-must not override:
+`sandbox/manager.py` runs every sandboxed command through it on macOS (`wrap_macos`): a
+private temporary directory per command (TMPDIR), and with allowedDomains the filtering
+proxy on one localhost port the profile allows. Its text is tested everywhere; running it
+is tested where macOS is. Rules are applied in order and the last one that matches wins, so
+each allowance is followed by the denials it must not override:
 - everything is allowed, then every write is denied, then the boundary's writable places
   (and the devices a shell writes: /dev/null, /dev/tty, /dev/std*) are allowed, then its
   read-only paths (.git, .agent-cli, .tasks, .team, ...) are denied again;
@@ -16,9 +18,15 @@ Windows has no sandbox at all: agent-cli says so and the normal gate applies.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 from .boundary import Boundary
+from .bwrap import Availability
+
+SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 
 DEVICES = ("/dev/null", "/dev/zero", "/dev/tty", "/dev/stdout", "/dev/stderr", "/dev/dtracehelper")
 
@@ -66,5 +74,24 @@ def profile(box: Boundary, tmpdir: Path, proxy_port: int | None = None,
 def seatbelt_argv(box: Boundary, command: str, tmpdir: Path,
                   proxy_port: int | None = None) -> list[str]:
     """argv running `bash -c command` under the profile with /usr/bin/sandbox-exec."""
-    return ["/usr/bin/sandbox-exec", "-p", profile(box, tmpdir, proxy_port), "bash", "-c",
-            command]
+    return [SANDBOX_EXEC, "-p", profile(box, tmpdir, proxy_port), "bash", "-c", command]
+
+
+def probe_seatbelt() -> Availability:
+    """Whether sandbox-exec can confine a command here: one real run of `true`."""
+    if shutil.which(SANDBOX_EXEC) is None:
+        return Availability(False, f"{SANDBOX_EXEC} is missing")
+    try:
+        proc = subprocess.run([SANDBOX_EXEC, "-p", "(version 1)(allow default)", "true"],
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Availability(False, f"sandbox-exec did not run: {exc}")
+    if proc.returncode != 0:
+        why = proc.stderr.decode(errors="replace").strip().splitlines()
+        return Availability(False, f"sandbox-exec failed: {why[-1] if why else proc.returncode}")
+    return Availability(True)
+
+
+def private_tmpdir() -> Path:
+    """A fresh temporary directory for one command (removed when it ends)."""
+    return Path(tempfile.mkdtemp(prefix="agent-cli-sbx-"))
