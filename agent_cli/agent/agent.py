@@ -24,7 +24,7 @@ from ..models.base import Message, Model, ModelRequest, ResponseDone, ToolUseBlo
 from ..pricing import Ledger
 from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
-from . import compaction, cutoff
+from . import compaction, cutoff, media
 from .conversation import answers_for, text_blocks
 from .history import History
 from .identity import Identity
@@ -235,7 +235,8 @@ class Agent:
         return ModelRequest(
             agent=self.name,
             system=self.system_prompt,
-            messages=self._conv.messages,
+            messages=(self._conv.messages if self.settings.vision
+                      else media.without_media(self._conv.messages)),
             tools=self._specs.of(self.tools),
             max_tokens=max_tokens or self.settings.max_tokens,
             thinking=self.settings.thinking.param() if self.settings.thinking else None,
@@ -246,16 +247,16 @@ class Agent:
         """Stream one response (retrying transient failures); on interrupt keep what text was
         streamed, then re-raise."""
         try:
-            try:
-                done = stream_with_retries(
-                    self.model, self._request(), self._cancel, self._emit, self.settings.retry
-                )
-            except BadRequest as exc:
-                if not self._thinking_refused(exc):
-                    raise
-                done = stream_with_retries(
-                    self.model, self._request(), self._cancel, self._emit, self.settings.retry
-                )
+            for fallback in range(3):  # each fallback turns one feature off, once
+                try:
+                    done = stream_with_retries(
+                        self.model, self._request(), self._cancel, self._emit,
+                        self.settings.retry)
+                    break
+                except BadRequest as exc:
+                    if fallback == 2 or not (self._thinking_refused(exc)
+                                             or self._media_refused(exc)):
+                        raise
         except PartialResponse as exc:
             self._add_assistant(Message(role="assistant", content=text_blocks([exc.text])))
             raise
@@ -274,6 +275,18 @@ class Agent:
         self.settings.thinking = None
         self._emit(Notice(self.name, f"{self.model.name} does not accept extended thinking; "
                                      f"thinking is off for {self.name} ({exc})", "warning"))
+        return True
+
+    def _media_refused(self, exc: BadRequest) -> bool:
+        """A model or server that refuses images or PDFs: say so once; from then on this
+        agent sends a text placeholder for each (True: send the request again)."""
+        if not (self.settings.vision and media.refuses_media(str(exc))
+                and media.has_media(self._conv.messages)):
+            return False
+        self.settings.vision = False
+        self._emit(Notice(self.name, f"{self.model.name} refused an image or PDF ({exc}); "
+                                     f"{self.name} gets text placeholders for them from now "
+                                     "on", "warning"))
         return True
 
     def _after_response(self, done: ResponseDone) -> str | None:
