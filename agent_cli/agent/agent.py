@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BadRequest, Interrupted, ModelError, UserError
 from ..events import AgentError, Compacted, Event, EventBus, Notice, TurnFinished, UsageEvent
-from ..models.base import Message, Model, ModelRequest, ResponseDone, ToolUseBlock, Usage
+from ..models.base import (
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    Model,
+    ModelRequest,
+    ResponseDone,
+    ToolUseBlock,
+    Usage,
+)
 from ..pricing import Ledger
 from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
@@ -110,15 +119,18 @@ class Agent:
 
     def run_turn(
         self,
-        content: str | list[str],
+        content: str | list[str | ImageBlock | DocumentBlock],
         pre_call: Callable[[], PreCall | None] | None = None,
     ) -> TurnResult:
         """Run one user turn to its end; see the module docstring. Never raises ModelError.
 
-        Blank content is refused (UserError) unless a pending user turn (e.g. tool results
-        of a stopped turn) is there to continue from.
+        `content`: text, or texts and attached images / PDFs (sent first, as the API
+        advises). Blank content is refused (UserError) unless a pending user turn (e.g.
+        tool results of a stopped turn) is there to continue from.
         """
-        blocks = text_blocks([content] if isinstance(content, str) else content)
+        items = [content] if isinstance(content, str) else content
+        blocks = [b for b in items if not isinstance(b, str)]
+        blocks += text_blocks([t for t in items if isinstance(t, str)])
         with self._turn_lock:
             last = self._conv.last()
             if not blocks and (last is None or last.role != "user"):
