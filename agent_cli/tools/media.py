@@ -89,7 +89,7 @@ def _pdf(data: bytes, name: str) -> Media:
     if pages > PDF_PAGES_MAX:
         raise ToolError(f"{name} has {pages} pages, over the {PDF_PAGES_MAX} a PDF may have; "
                         "split it first")
-    counted = f"{pages} pages, " if pages else ""
+    counted = f"{pages} page{'s' if pages != 1 else ''}, " if pages else ""
     label = f"{name} ({counted}{human_bytes(len(data))})"
     source = MediaSource(media_type="application/pdf", data=_b64(data))
     text = (f"PDF {label}: sent whole as a document (caps: {PDF_PAGES_MAX} pages, "
