@@ -35,6 +35,7 @@ from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
 from . import compaction, cutoff, media
 from .conversation import answers_for, text_blocks
+from .fallback import feature_refused
 from .history import History
 from .identity import Identity
 from .request import STRICT_ENV, PartialResponse, ToolSpecs, checked_messages, stream_with_retries
@@ -266,8 +267,9 @@ class Agent:
                         self.settings.retry)
                     break
                 except BadRequest as exc:
-                    if fallback == 2 or not (self._thinking_refused(exc)
-                                             or self._media_refused(exc)):
+                    if fallback == 2 or not feature_refused(
+                            exc, self.settings, self._conv.messages, self.model.name,
+                            self.name, self._emit):
                         raise
         except PartialResponse as exc:
             self._add_assistant(Message(role="assistant", content=text_blocks([exc.text])))
@@ -278,28 +280,6 @@ class Agent:
             u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
         )
         return done
-
-    def _thinking_refused(self, exc: BadRequest) -> bool:
-        """A model or server that refuses extended thinking: say so once, turn it off for
-        this agent (True: send the request again without it)."""
-        if self.settings.thinking is None or "thinking" not in str(exc).lower():
-            return False
-        self.settings.thinking = None
-        self._emit(Notice(self.name, f"{self.model.name} does not accept extended thinking; "
-                                     f"thinking is off for {self.name} ({exc})", "warning"))
-        return True
-
-    def _media_refused(self, exc: BadRequest) -> bool:
-        """A model or server that refuses images or PDFs: say so once; from then on this
-        agent sends a text placeholder for each (True: send the request again)."""
-        if not (self.settings.vision and media.refuses_media(str(exc))
-                and media.has_media(self._conv.messages)):
-            return False
-        self.settings.vision = False
-        self._emit(Notice(self.name, f"{self.model.name} refused an image or PDF ({exc}); "
-                                     f"{self.name} gets text placeholders for them from now "
-                                     "on", "warning"))
-        return True
 
     def _after_response(self, done: ResponseDone) -> str | None:
         """Append the response and run its tools; the turn's stop reason, or None to go on.
