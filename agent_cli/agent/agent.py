@@ -248,8 +248,7 @@ class Agent:
         return ModelRequest(
             agent=self.name,
             system=self.system_prompt,
-            messages=(self._conv.messages if self.settings.vision
-                      else media.without_media(self._conv.messages)),
+            messages=media.for_request(self._conv.messages, self.settings.vision),
             tools=self._specs.of(self.tools),
             max_tokens=max_tokens or self.settings.max_tokens,
             thinking=self.settings.thinking.param() if self.settings.thinking else None,

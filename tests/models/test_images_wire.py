@@ -142,3 +142,21 @@ def test_a_resumed_conversation_has_its_pictures(stub, workdir):
     [result] = [b for m in messages for b in m.content if isinstance(b, ToolResultBlock)]
     assert result.media()[0].source.media_type == "image/gif"
     assert result.media()[0].label == "shot.png 50x50"
+
+
+def test_a_request_carries_only_the_newest_pictures_that_fit_its_size(stub, workdir,
+                                                                      monkeypatch):
+    from agent_cli.agent import media
+
+    for name in ("a.png", "b.png", "c.png"):
+        (workdir / name).write_bytes(picture("png", (200, 100)))
+    one = len(load_media(picture("png", (200, 100)), "x").block.source.data)
+    monkeypatch.setattr(media, "REQUEST_MEDIA_BYTES", 2 * one)
+    with lead_reads(stub, workdir, "a.png", "b.png", "c.png"):
+        pass
+    assert stub.rejections == []
+    results = stub.requests[1]["messages"][-1]["content"]
+    kinds = [[p["type"] for p in r["content"]] for r in results]
+    assert kinds == [["text", "text"], ["text", "image"], ["text", "image"]]
+    assert results[0]["content"][1]["text"] == ("[image a.png 200x100: left out: newer images "
+                                                "and PDFs fill the request]")

@@ -55,6 +55,7 @@ from .stub_rules import sign_thinking, validate
 from .stub_usage import PromptCache, reply_usage, request_tokens
 
 STUB_MODEL = "claude-stub-1"
+REQUEST_MAX = 32 * 1024 * 1024  # the Messages API's request size cap (413 past it)
 
 
 ToolUse = Call  # the name these tests use for a tool_use block
@@ -241,6 +242,10 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = None
         path = self.path.split("?")[0]
+        if len(raw) > REQUEST_MAX:
+            self._error(413, "request_too_large", "Request exceeds the maximum allowed number "
+                        "of bytes. The maximum request size is 32 MB.")
+            return
         if path not in ("/v1/messages", "/v1/messages/count_tokens"):
             self._error(404, "not_found_error", f"Not found: {path}")
             return
