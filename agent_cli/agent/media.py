@@ -22,10 +22,6 @@ from ..models.base import (
     media_placeholder,
 )
 
-# An image sent at most 1568 px on its long edge costs about width*height/750 tokens, at most
-# ~1600; a PDF page about 1500-3000 (its text plus a picture of the page).
-IMAGE_TOKENS = 1600
-PDF_PAGE_TOKENS = 2500
 ELIDED_WHY = "elided; it was seen"
 NO_VISION_WHY = "not shown: this model does not accept images or PDFs"
 OVER_BUDGET_WHY = "left out: newer images and PDFs fill the request"
@@ -37,9 +33,7 @@ _REFUSAL_WORDS = ("image", "vision", "document", "pdf", "multimodal")
 
 
 def media_tokens(block: ImageBlock | DocumentBlock) -> int:
-    if isinstance(block, ImageBlock):
-        return IMAGE_TOKENS
-    return PDF_PAGE_TOKENS * max(block.pages, 1)
+    return block.tokens()
 
 
 def has_media(messages: Sequence[Message]) -> bool:

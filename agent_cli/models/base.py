@@ -49,6 +49,10 @@ class ToolUseBlock(BaseModel):
     input: dict[str, Any] = Field(default_factory=dict)
 
 
+IMAGE_TOKENS = 1600
+PDF_PAGE_TOKENS = 2500
+
+
 class MediaSource(BaseModel):
     """Base64 data and its media type, as the API takes an image or a PDF inline."""
 
@@ -72,6 +76,11 @@ class ImageBlock(BaseModel):
     def wire(self) -> dict[str, Any]:
         return {"type": "image", "source": self.source.model_dump()}
 
+    def tokens(self) -> int:
+        """About what the API counts for it: an image scaled to at most 1568 px on its long
+        edge costs width*height/750 tokens, at most ~1600."""
+        return IMAGE_TOKENS
+
 
 class DocumentBlock(BaseModel):
     """A PDF the model reads; `label` and `pages` are ours (shown, estimated), never sent."""
@@ -85,6 +94,10 @@ class DocumentBlock(BaseModel):
 
     def wire(self) -> dict[str, Any]:
         return {"type": "document", "source": self.source.model_dump()}
+
+    def tokens(self) -> int:
+        """About what the API counts: each page's text and a picture of it."""
+        return PDF_PAGE_TOKENS * max(self.pages, 1)
 
 
 MEDIA_TYPES = (ImageBlock, DocumentBlock)

@@ -17,6 +17,7 @@ from typing import Any
 
 from .base import (
     INVALID_INPUT_KEY,
+    MEDIA_TYPES,
     Message,
     ModelEvent,
     ModelRequest,
@@ -27,6 +28,7 @@ from .base import (
     ThinkingBlock,
     ThinkingDelta,
     ToolCall,
+    ToolResultBlock,
     ToolUseBlock,
     Usage,
     check_cancel,
@@ -115,10 +117,13 @@ def reply_tokens(text: str, calls: int) -> int:
 
 
 def request_tokens(request: ModelRequest) -> int:
-    """The estimated input of a request: its system prompt, messages and tools."""
-    return estimate_tokens(
-        request.system + request.model_dump_json(include={"messages", "tools"})
-    )
+    """The estimated input of a request: its system prompt, messages and tools (an image or
+    PDF at what the API counts for it, not its base64 length)."""
+    text = request.system + request.model_dump_json(include={"messages", "tools"})
+    media = [p for m in request.messages for b in m.content
+             for p in (b.media() if isinstance(b, ToolResultBlock) else [b])
+             if isinstance(p, MEDIA_TYPES)]
+    return estimate_tokens(text) + sum(p.tokens() - len(p.source.data) // 4 for p in media)
 
 
 def reply_usage(reply: Reply, input_tokens: int) -> Usage:

@@ -50,3 +50,13 @@ def test_the_scripted_model_sees_a_placeholder_for_each_part() -> None:
     model = ScriptedModel({"lead": [reply]})
     collect(model.stream(ModelRequest(agent="lead", system="s", messages=_conversation())))
     assert seen[0].startswith("PDF spec.pdf\n[PDF spec.pdf (1 page, ")
+
+
+def test_an_offline_model_counts_a_picture_as_the_api_would_not_as_its_base64() -> None:
+    from agent_cli.models.reply import request_tokens
+
+    big = load_media(picture("png", (1500, 1500), noise=True), "noise.png").block
+    assert len(big.source.data) > 1_000_000
+    request = ModelRequest(agent="lead", system="s", messages=[
+        Message(role="user", content=[big, TextBlock(text="what is it?")])])
+    assert 1600 <= request_tokens(request) < 2000
