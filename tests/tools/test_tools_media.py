@@ -108,3 +108,19 @@ def test_a_result_with_media_is_text_then_parts():
     content = ToolOutput("seen", media=[block]).result_content()
     assert [p.type for p in content] == ["text", "image"] and content[0].text == "seen"
     assert ToolOutput("").result_content() == "(no output)"
+
+
+def test_a_large_photo_is_turned_upright_as_its_exif_says(read, workdir):
+    import io
+
+    from PIL import Image
+
+    exif = Image.Exif()
+    exif[0x0112] = 6  # Orientation: the camera was turned; the picture is 90 degrees off
+    buf = io.BytesIO()
+    Image.new("RGB", (3000, 1500), (10, 200, 10)).save(buf, "JPEG", exif=exif)
+    (workdir / "photo.jpg").write_bytes(buf.getvalue())
+    out = read("photo.jpg")
+    [block] = out.media
+    assert size_of(block.source.data) == (784, 1568)  # upright: taller than wide
+    assert out.content.startswith("Image photo.jpg: 3000x1500 JPEG")
