@@ -24,9 +24,9 @@ _RESULT_PARTS = ("text", "image", "document")
 
 
 def check_media(body: dict[str, Any]) -> str | None:
-    found = list(_media_blocks(body.get("messages") or []))
-    if isinstance(found[-1] if found else None, str):
-        return found[-1]
+    found, err = _media_blocks(body.get("messages") or [])
+    if err:
+        return err
     images = sum(1 for _, b in found if b.get("type") == "image")
     for where, block in found:
         err = _check(block, where, EDGE_MAX_MANY if images > MANY else EDGE_MAX)
@@ -35,36 +35,38 @@ def check_media(body: dict[str, Any]) -> str | None:
     return None
 
 
-def _media_blocks(messages: list[Any]):
-    """(where, block) for every image and document; a malformed tool_result content ends
-    the walk with its error message."""
+def _media_blocks(messages: list[Any]) -> tuple[list[tuple[str, dict]], str | None]:
+    """(where, block) for every image and document, or the error of a malformed
+    tool_result content."""
+    found: list[tuple[str, dict]] = []
     for i, msg in enumerate(messages):
         content = msg.get("content") if isinstance(msg, dict) else None
-        if not isinstance(content, list):
-            continue
-        for j, b in enumerate(content):
+        for j, b in enumerate(content if isinstance(content, list) else []):
             where = f"messages.{i}.content.{j}"
-            if not isinstance(b, dict):
-                continue
-            if b.get("type") in _FIELDS:
-                yield where, b
-            elif b.get("type") == "tool_result":
-                inner = b.get("content")
-                if inner is None or isinstance(inner, str):
-                    continue
-                if not isinstance(inner, list):
-                    yield f"{where}.content: Input should be a valid string or list"
-                    return
-                for k, part in enumerate(inner):
-                    kind = part.get("type") if isinstance(part, dict) else None
-                    if kind not in _RESULT_PARTS:
-                        yield f"{where}.content.{k}.type: Input tag {kind!r} does not match"
-                        return
-                    if kind == "text" and not part.get("text"):
-                        yield f"{where}.content.{k}: text content blocks must be non-empty"
-                        return
-                    if kind != "text":
-                        yield f"{where}.content.{k}", part
+            kind = b.get("type") if isinstance(b, dict) else None
+            if kind in _FIELDS:
+                found.append((where, b))
+            elif kind == "tool_result":
+                err = _result_parts(b.get("content"), where, found)
+                if err:
+                    return found, err
+    return found, None
+
+
+def _result_parts(inner: Any, where: str, found: list[tuple[str, dict]]) -> str | None:
+    if inner is None or isinstance(inner, str):
+        return None
+    if not isinstance(inner, list):
+        return f"{where}.content: Input should be a valid string or list"
+    for k, part in enumerate(inner):
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind not in _RESULT_PARTS:
+            return f"{where}.content.{k}.type: Input tag {kind!r} does not match"
+        if kind == "text" and not part.get("text"):
+            return f"{where}.content.{k}: text content blocks must be non-empty"
+        if kind != "text":
+            found.append((f"{where}.content.{k}", part))
+    return None
 
 
 def _check(block: dict, where: str, edge_max: int) -> str | None:
