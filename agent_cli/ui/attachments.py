@@ -6,9 +6,10 @@ punctuation is tried off. Only a regular file whose content is an image or a PDF
 bytes: tools/media.py) is attached; any other word is left alone, and the prompt text is sent
 as typed. Reading follows the read rules the agents have: inside the workdir through
 tools.confined (no symlink followed on the way, a FIFO or device named, never opened); a path
-outside the workdir -- the user named it, like a screenshot on the desktop -- only when no
-`Read(...)` deny rule, `sandbox.filesystem.denyRead` entry or credential store covers it,
-and its last component is not a link.
+outside the workdir -- the user named it, like a screenshot on the desktop -- with its last
+component never a link. Neither is read where a `Read(...)` deny rule,
+`sandbox.filesystem.denyRead` entry or credential store covers it (the paths the sandbox
+hides: sandbox/boundary.py).
 """
 
 from __future__ import annotations
@@ -126,14 +127,14 @@ def _read(path: Path, workdir: Path,
           hidden: Callable[[], Sequence[Path]]) -> tuple[bytes, str]:
     root = Path(os.path.realpath(workdir))
     parent = Path(os.path.realpath(path.parent))
-    if parent == root or root in parent.parents:
-        return read_bytes(root, str(parent.relative_to(root) / path.name))
     real = parent / path.name
     for h in hidden():
         for form in {Path(h), Path(os.path.realpath(h))}:
             if real == form or form in real.parents:
-                raise ToolError(f"{real} is outside the workdir and a Read deny rule, "
-                                "denyRead or a credential store covers it")
+                raise ToolError(f"{real} is covered by a Read deny rule, denyRead or a "
+                                "credential store")
+    if parent == root or root in parent.parents:
+        return read_bytes(root, str(parent.relative_to(root) / path.name))
     return _read_outside(real), str(real)
 
 

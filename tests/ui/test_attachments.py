@@ -17,7 +17,7 @@ from support.stub_server import Reply, StubServer
 
 from agent_cli.models.base import ImageBlock, ModelRequest
 from agent_cli.models.scripted import Reply as ScriptedReply
-from agent_cli.ui.attachments import attach, candidates
+from agent_cli.ui.attachments import attach, candidates, for_prompt
 from agent_cli.ui.headless import run_headless
 
 
@@ -62,9 +62,26 @@ def test_outside_the_workdir_the_read_deny_rules_decide(workdir, tmp_path):
 
     assert found.lines == [f"attached: {desk}/shot.png (100x50)"]
     assert len(found.blocks) == 1
-    assert "a Read deny rule, denyRead or a credential store covers it" in found.problems[0]
+    assert "is covered by a Read deny rule, denyRead or a credential store" in found.problems[0]
     assert all(p.startswith("not attached: ") for p in found.problems)
     assert len(found.problems) == 3  # the denied file, the link and the FIFO, each by name
+
+
+def test_a_read_deny_rule_inside_the_workdir_keeps_a_picture_home(workdir, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    (workdir / "secrets").mkdir()
+    (workdir / "secrets" / "badge.png").write_bytes(picture("png"))
+    (workdir / "ok.png").write_bytes(picture("png", (10, 10)))
+    with StubServer() as stub:
+        rt = wire_runtime(workdir, stub, deny=["Read(secrets/**)"])
+        try:
+            found = for_prompt(rt, "compare secrets/badge.png and ok.png")
+        finally:
+            rt.close()
+    assert found.lines == ["attached: ok.png (10x10)"]
+    assert found.problems[0].startswith("not attached: secrets/badge.png: ")
+    assert found.problems[0].endswith("is covered by a Read deny rule, denyRead or a "
+                                      "credential store")
 
 
 def test_p_attaches_an_image_before_the_prompt_text(workdir, monkeypatch):
