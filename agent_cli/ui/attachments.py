@@ -60,12 +60,16 @@ def candidates(text: str) -> list[str]:
 
 def for_prompt(runtime: Any, text: str) -> Attachments:
     """attach() with the session's read rules; each line and problem goes to the feed."""
-    def hidden() -> list[Path]:
-        from ..sandbox.boundary import build_boundary
+    known: list[list[Path]] = []
 
-        sandbox = runtime.sandbox
-        return build_boundary(runtime.workdir, sandbox.settings, runtime.workdir,
-                              list(sandbox.deny_read_rules())).hidden
+    def hidden() -> list[Path]:  # worked out once, and only when a file is named
+        if not known:
+            from ..sandbox.boundary import build_boundary
+
+            sandbox = runtime.sandbox
+            known.append(build_boundary(runtime.workdir, sandbox.settings, runtime.workdir,
+                                        list(sandbox.deny_read_rules())).hidden)
+        return known[0]
 
     found = attach(text, runtime.workdir, hidden)
     for line in found.lines:
@@ -81,28 +85,28 @@ def attach(text: str, workdir: Path,
     found = Attachments()
     seen: set[str] = set()
     for word in candidates(text):
-        for path in _spellings(word, workdir):
+        for name, path in _spellings(word, workdir):
             key = os.path.abspath(path)
             if key in seen or not os.path.lexists(path) or os.path.isdir(path):
                 continue
             seen.add(key)
             if len(found.blocks) >= MAX_ATTACHMENTS:
-                found.problems.append(f"not attached: {word}: at most {MAX_ATTACHMENTS} files "
+                found.problems.append(f"not attached: {name}: at most {MAX_ATTACHMENTS} files "
                                       "go with one prompt")
                 break
-            _add(found, word, Path(path), workdir, hidden)
+            _add(found, name, Path(path), workdir, hidden)
             break
     return found
 
 
-def _spellings(word: str, workdir: Path) -> list[str]:
-    """The word as a path (relative to the workdir, ~ expanded), then without trailing
-    punctuation ("look at shot.png.")."""
-    out = []
-    for w in (word, word.rstrip(_TRAILING)):
-        if w and w not in out:
+def _spellings(word: str, workdir: Path) -> list[tuple[str, str]]:
+    """(the word, its path) -- relative to the workdir, ~ expanded -- then the same without
+    trailing punctuation ("look at shot.png.")."""
+    out: list[tuple[str, str]] = []
+    for w in dict.fromkeys((word, word.rstrip(_TRAILING))):
+        if w:
             expanded = os.path.expanduser(w)
-            out.append(expanded if os.path.isabs(expanded) else str(workdir / expanded))
+            out.append((w, expanded if os.path.isabs(expanded) else str(workdir / expanded)))
     return out
 
 
@@ -128,9 +132,10 @@ def _read(path: Path, workdir: Path,
     root = Path(os.path.realpath(workdir))
     parent = Path(os.path.realpath(path.parent))
     real = parent / path.name
+    target = Path(os.path.realpath(real))  # a link inside the workdir is read through
     for h in hidden():
         for form in {Path(h), Path(os.path.realpath(h))}:
-            if real == form or form in real.parents:
+            if any(p == form or form in p.parents for p in (real, target)):
                 raise ToolError(f"{real} is covered by a Read deny rule, denyRead or a "
                                 "credential store")
     if parent == root or root in parent.parents:

@@ -44,7 +44,7 @@ def test_images_and_pdfs_are_attached_and_other_files_stay_words(workdir):
     assert found.lines[1].startswith("attached: spec.pdf (2 pages, ")
     assert [b.type for b in found.blocks] == ["image", "document"]
     [problem] = found.problems
-    assert problem.startswith("not attached: broken.jpg.: broken.jpg looks like image/jpeg "
+    assert problem.startswith("not attached: broken.jpg: broken.jpg looks like image/jpeg "
                               "but cannot be decoded")
 
 
@@ -72,16 +72,17 @@ def test_a_read_deny_rule_inside_the_workdir_keeps_a_picture_home(workdir, monke
     (workdir / "secrets").mkdir()
     (workdir / "secrets" / "badge.png").write_bytes(picture("png"))
     (workdir / "ok.png").write_bytes(picture("png", (10, 10)))
+    (workdir / "alias.png").symlink_to("secrets/badge.png")
     with StubServer() as stub:
         rt = wire_runtime(workdir, stub, deny=["Read(secrets/**)"])
         try:
-            found = for_prompt(rt, "compare secrets/badge.png and ok.png")
+            found = for_prompt(rt, "compare secrets/badge.png, alias.png and ok.png")
         finally:
             rt.close()
     assert found.lines == ["attached: ok.png (10x10)"]
-    assert found.problems[0].startswith("not attached: secrets/badge.png: ")
-    assert found.problems[0].endswith("is covered by a Read deny rule, denyRead or a "
-                                      "credential store")
+    assert [p.split(": ")[1] for p in found.problems] == ["secrets/badge.png", "alias.png"]
+    assert all(p.endswith("is covered by a Read deny rule, denyRead or a credential store")
+               for p in found.problems)
 
 
 def test_p_attaches_an_image_before_the_prompt_text(workdir, monkeypatch):
