@@ -20,13 +20,23 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BadRequest, Interrupted, ModelError, UserError
 from ..events import AgentError, Compacted, Event, EventBus, Notice, TurnFinished, UsageEvent
-from ..models.base import Message, Model, ModelRequest, ResponseDone, ToolUseBlock, Usage
+from ..models.base import (
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    Model,
+    ModelRequest,
+    ResponseDone,
+    ToolUseBlock,
+    Usage,
+)
 from ..pricing import Ledger
 from ..prompts import load_prompt
 from ..tools.base import ToolContext, ToolSet
-from . import compaction, cutoff
+from . import compaction, cutoff, media
 from .context import ContextMeter
 from .conversation import answers_for, text_blocks
+from .fallback import feature_refused
 from .history import History
 from .identity import Identity
 from .request import STRICT_ENV, PartialResponse, ToolSpecs, checked_messages, stream_with_retries
@@ -111,15 +121,18 @@ class Agent:
 
     def run_turn(
         self,
-        content: str | list[str],
+        content: str | list[str | ImageBlock | DocumentBlock],
         pre_call: Callable[[], PreCall | None] | None = None,
     ) -> TurnResult:
         """Run one user turn to its end; see the module docstring. Never raises ModelError.
 
-        Blank content is refused (UserError) unless a pending user turn (e.g. tool results
-        of a stopped turn) is there to continue from.
+        `content`: text, or texts and attached images / PDFs (sent first, as the API
+        advises). Blank content is refused (UserError) unless a pending user turn (e.g.
+        tool results of a stopped turn) is there to continue from.
         """
-        blocks = text_blocks([content] if isinstance(content, str) else content)
+        items = [content] if isinstance(content, str) else content
+        blocks = [b for b in items if not isinstance(b, str)]
+        blocks += text_blocks([t for t in items if isinstance(t, str)])
         with self._turn_lock:
             last = self._conv.last()
             if not blocks and (last is None or last.role != "user"):
@@ -240,7 +253,7 @@ class Agent:
         return ModelRequest(
             agent=self.name,
             system=self.system_prompt,
-            messages=self._conv.messages,
+            messages=media.for_request(self._conv.messages, self.settings.vision),
             tools=self._specs.of(self.tools),
             max_tokens=max_tokens or self.settings.max_tokens,
             thinking=self.settings.thinking.param() if self.settings.thinking else None,
@@ -251,31 +264,22 @@ class Agent:
         """Stream one response (retrying transient failures); on interrupt keep what text was
         streamed, then re-raise."""
         try:
-            try:
-                done = stream_with_retries(
-                    self.model, self._request(), self._cancel, self._emit, self.settings.retry
-                )
-            except BadRequest as exc:
-                if not self._thinking_refused(exc):
-                    raise
-                done = stream_with_retries(
-                    self.model, self._request(), self._cancel, self._emit, self.settings.retry
-                )
+            for fallback in range(3):  # each fallback turns one feature off, once
+                try:
+                    done = stream_with_retries(
+                        self.model, self._request(), self._cancel, self._emit,
+                        self.settings.retry)
+                    break
+                except BadRequest as exc:
+                    if fallback == 2 or not feature_refused(
+                            exc, self.settings, self._conv.messages, self.model.name,
+                            self.name, self._emit):
+                        raise
         except PartialResponse as exc:
             self._add_assistant(Message(role="assistant", content=text_blocks([exc.text])))
             raise
         self._count_usage(done.usage)
         return done
-
-    def _thinking_refused(self, exc: BadRequest) -> bool:
-        """A model or server that refuses extended thinking: say so once, turn it off for
-        this agent (True: send the request again without it)."""
-        if self.settings.thinking is None or "thinking" not in str(exc).lower():
-            return False
-        self.settings.thinking = None
-        self._emit(Notice(self.name, f"{self.model.name} does not accept extended thinking; "
-                                     f"thinking is off for {self.name} ({exc})", "warning"))
-        return True
 
     def _after_response(self, done: ResponseDone) -> str | None:
         """Append the response and run its tools; the turn's stop reason, or None to go on.

@@ -1,7 +1,8 @@
 """Keeping a conversation small: micro-compaction, token estimates and summary compaction.
 
 - Micro-compaction replaces large tool_result contents the model has already seen (older than
-  the last `keep_recent` user turns) with a short marker. Cheap, no model call.
+  the last `keep_recent` user turns) with a short marker, and images and PDFs there (in tool
+  results or attached) with a one-line placeholder naming them. Cheap, no model call.
 - Summary compaction asks the model (prompts/compact.md, no tools) to summarize the older part
   and continues from one user message `<summary>…</summary>` plus the recent messages. The cut
   is always made just before an assistant message, so no tool_use/tool_result pair is split
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import Interrupted, ModelError
 from ..models.base import (
+    MEDIA_TYPES,
     Block,
     Message,
     Model,
@@ -28,7 +30,9 @@ from ..models.base import (
     ToolResultBlock,
     ToolUseBlock,
     Usage,
+    media_placeholder,
 )
+from .media import ELIDED_WHY, media_tokens, replace_media
 
 ELIDED = "[tool output of {n} chars elided; it was seen]"
 RENDER_LIMIT = 4000  # chars of one block shown to the summarizer
@@ -42,7 +46,9 @@ def estimate_tokens(messages: Sequence[Message], system: str = "") -> int:
             if isinstance(b, TextBlock):
                 chars += len(b.text)
             elif isinstance(b, ToolResultBlock):
-                chars += len(b.content) + 40
+                chars += len(b.text()) + 40 + 4 * sum(media_tokens(p) for p in b.media())
+            elif isinstance(b, MEDIA_TYPES):
+                chars += 4 * media_tokens(b)
             elif isinstance(b, ToolUseBlock):
                 chars += len(b.name) + len(json.dumps(b.input)) + 40
             else:  # thinking: its text, or a redacted block's opaque data
@@ -65,15 +71,15 @@ def micro_compact(messages: list[Message], keep_recent: int, min_chars: int) -> 
         user_seen += 1
         if user_seen <= keep_recent:
             continue
-        new_content: list[Block] = []
-        changed = False
-        for b in msg.content:
-            if isinstance(b, ToolResultBlock) and len(b.content) > min_chars:
-                marker = ELIDED.format(n=len(b.content))
-                saved += len(b.content) - len(marker)
-                b = b.model_copy(update={"content": marker})
+        new_content, media_saved = replace_media(list(msg.content), ELIDED_WHY)
+        saved += 4 * media_saved
+        changed = bool(media_saved)
+        for k, b in enumerate(new_content):
+            if isinstance(b, ToolResultBlock) and len(b.text()) > min_chars:
+                marker = ELIDED.format(n=len(b.text()))
+                saved += len(b.text()) - len(marker)
+                new_content[k] = b.model_copy(update={"content": marker})
                 changed = True
-            new_content.append(b)
         if changed:
             messages[i] = Message(role="user", content=new_content)
     return saved
@@ -127,7 +133,9 @@ def render(messages: Sequence[Message]) -> str:
                 lines.append(f"[assistant thought] {_clip(b.thinking)}")
             elif isinstance(b, ToolResultBlock):
                 status = "error" if b.is_error else "result"
-                lines.append(f"[tool {status}] {_clip(b.content)}")
+                lines.append(f"[tool {status}] {_clip(b.text())}")
+            elif isinstance(b, MEDIA_TYPES):
+                lines.append(f"[{msg.role}] {media_placeholder(b)}")
     return "\n".join(lines)
 
 

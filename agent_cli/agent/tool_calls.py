@@ -51,10 +51,8 @@ class ToolRunner:
                 results += answers_for([use], INTERRUPTED)
                 continue
             out = self.run_one(use)
-            content = out.content if out.content.strip() else "(no output)"
-            results.append(
-                ToolResultBlock(tool_use_id=use.id, content=content, is_error=out.is_error)
-            )
+            results.append(ToolResultBlock(tool_use_id=use.id, content=out.result_content(),
+                                           is_error=out.is_error))
             end_turn = end_turn or out.end_turn
         return results, end_turn
 

@@ -37,7 +37,7 @@ def post_tool_use(hooks: Any, agent: str, use: ToolUseBlock, out: ToolOutput,
     if pre is not None and pre.context:
         notes = [f"[PreToolUse hook context: {c}]" for c in pre.context]
         out = ToolOutput("\n".join([out.content.rstrip("\n"), *notes]), out.is_error,
-                         out.end_turn)
+                         out.end_turn, out.media)
     if hooks is None or not hooks.active("PostToolUse", use.name):
         return out
     response = {"content": out.content, "is_error": out.is_error}
@@ -51,4 +51,4 @@ def post_tool_use(hooks: Any, agent: str, use: ToolUseBlock, out: ToolOutput,
     if not notes and not outcome.stop:
         return out
     content = "\n".join([out.content.rstrip("\n"), *notes]) if notes else out.content
-    return ToolOutput(content, out.is_error, out.end_turn or outcome.stop)
+    return ToolOutput(content, out.is_error, out.end_turn or outcome.stop, out.media)

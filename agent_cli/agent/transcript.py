@@ -10,9 +10,11 @@ Records (each with `ts`, `agent` and `kind`):
 - `delivered`: `{"delivered": [ids]}` — inbox messages the host handled for the agent without
   putting them in its conversation (ignored when rebuilding it).
 
-`load_conversation()` rebuilds the conversation from the last compaction/clear on; a torn or
-unparsable line is skipped and reported by file name and line number. Appends are not fsynced:
-a transcript is a log, and losing its last line in a power cut is acceptable.
+Images and PDFs are kept (base64) unless a record would pass the line cap: then they are
+written as placeholders naming them. `load_conversation()` rebuilds the conversation from the
+last compaction/clear on; a torn or unparsable line is skipped and reported by file name and
+line number. Appends are not fsynced: a transcript is a log, and losing its last line in a
+power cut is acceptable.
 """
 
 from __future__ import annotations
@@ -25,11 +27,14 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import UnusableFile
-from ..fsutil import append_line, ensure_dir, utc_now
+from ..fsutil import LINE_CAP, append_line, ensure_dir, utc_now
 from ..jsonlines import read_jsonl
 from ..models.base import Message
 from ..names import check_name
 from .conversation import Conversation, repair
+from .media import without_media
+
+TOO_BIG_WHY = "not kept in the transcript: too big for one record"
 
 
 class Transcript:
@@ -44,11 +49,20 @@ class Transcript:
         ensure_dir(self.path.parent)  # StorageError naming it (a file or a link there)
         append_line(self.path, json.dumps(record, ensure_ascii=False), fsync=False)
 
+    def _fitting(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
+        """The messages as JSON; when their images and PDFs would make the record longer
+        than a readable line, those are kept as placeholders instead (named, not lost
+        silently: a resumed conversation says what was there)."""
+        dumped = [m.model_dump(mode="json") for m in messages]
+        if sum(len(json.dumps(d)) for d in dumped) < LINE_CAP - 64 * 1024:
+            return dumped
+        return [m.model_dump(mode="json") for m in without_media(messages, TOO_BIG_WHY)]
+
     def message(
         self, message: Message, merged: bool = False, delivered: Sequence[str] = ()
     ) -> None:
         extra = {"delivered": list(delivered)} if delivered else {}
-        self._write("message", message=message.model_dump(mode="json"), merged=merged, **extra)
+        self._write("message", message=self._fitting([message])[0], merged=merged, **extra)
 
     def compaction(
         self,
@@ -62,7 +76,7 @@ class Transcript:
             "compaction",
             reason=reason,
             summary=summary,
-            messages=[m.model_dump(mode="json") for m in messages],
+            messages=self._fitting(messages),
             before_tokens=before_tokens,
             after_tokens=after_tokens,
         )

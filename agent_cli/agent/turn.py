@@ -26,6 +26,8 @@ class AgentSettings:
     thinking: Thinking | None = None  # extended thinking (models/thinking.py); None: off
     # the API's own web tools to offer, asked before each request (models/web_tools.py)
     server_tools: Callable[[], list[dict[str, Any]]] | None = None
+    # False once the model or server refused an image or PDF: they go as text placeholders
+    vision: bool = True
 
 
 @dataclass

@@ -30,6 +30,8 @@ from typing import Any
 from .. import errors
 from .anthropic_stream import StreamAccumulator
 from .base import (
+    DocumentBlock,
+    ImageBlock,
     Message,
     ModelEvent,
     ModelRequest,
@@ -211,11 +213,13 @@ def _message_param(message: Message, keep_thinking: bool = True) -> dict[str, An
             blocks.append(b.model_dump())
         elif isinstance(b, ToolUseBlock):
             blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input})
+        elif isinstance(b, ImageBlock | DocumentBlock):
+            blocks.append(b.wire())  # an attachment: without our label
         elif isinstance(b, ToolResultBlock):
             result: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": b.tool_use_id,
-                "content": b.content,
+                "content": _result_content(b.content),
             }
             if b.is_error:
                 result["is_error"] = True
@@ -223,6 +227,16 @@ def _message_param(message: Message, keep_thinking: bool = True) -> dict[str, An
     if not blocks and message.content:  # a turn that only thought, sent with thinking off
         blocks.append({"type": "text", "text": "(thought without a reply)"})
     return {"role": message.role, "content": blocks}
+
+
+def _result_content(content: str | list[Any]) -> str | list[dict[str, Any]]:
+    """A tool result's content as the API takes it: the string, or its text, image and
+    document parts (empty text parts left out: the API refuses them)."""
+    if isinstance(content, str):
+        return content
+    parts = [p.wire() if isinstance(p, ImageBlock | DocumentBlock) else p.model_dump()
+             for p in content if not isinstance(p, TextBlock) or p.text]
+    return parts or "(no output)"
 
 
 # -- errors and cancellation ---------------------------------------------------------

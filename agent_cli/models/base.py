@@ -49,13 +49,99 @@ class ToolUseBlock(BaseModel):
     input: dict[str, Any] = Field(default_factory=dict)
 
 
+IMAGE_TOKENS = 1600
+PDF_PAGE_TOKENS = 2500
+
+
+class MediaSource(BaseModel):
+    """Base64 data and its media type, as the API takes an image or a PDF inline."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: Literal["base64"] = "base64"
+    media_type: str
+    data: str
+
+
+class ImageBlock(BaseModel):
+    """An image the model sees. `label` ("shot.png 1280x720") is ours: never sent, it names
+    the image wherever it is shown as text (a placeholder, a summary, the feed)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: Literal["image"] = "image"
+    source: MediaSource
+    label: str = ""
+
+    def wire(self) -> dict[str, Any]:
+        return {"type": "image", "source": self.source.model_dump()}
+
+    def tokens(self) -> int:
+        """About what the API counts for it: an image scaled to at most 1568 px on its long
+        edge costs width*height/750 tokens, at most ~1600."""
+        return IMAGE_TOKENS
+
+
+class DocumentBlock(BaseModel):
+    """A PDF the model reads; `label` and `pages` are ours (shown, estimated), never sent."""
+
+    model_config = ConfigDict(defer_build=True)
+
+    type: Literal["document"] = "document"
+    source: MediaSource
+    label: str = ""
+    pages: int = 0
+
+    def wire(self) -> dict[str, Any]:
+        return {"type": "document", "source": self.source.model_dump()}
+
+    def tokens(self) -> int:
+        """About what the API counts: each page's text and a picture of it."""
+        return PDF_PAGE_TOKENS * max(self.pages, 1)
+
+
+MEDIA_TYPES = (ImageBlock, DocumentBlock)
+ResultPart = Annotated[TextBlock | ImageBlock | DocumentBlock, Field(discriminator="type")]
+
+
+def media_placeholder(block: ImageBlock | DocumentBlock, why: str = "") -> str:
+    """The text that stands for an image or a PDF where it cannot be shown."""
+    kind = "image" if isinstance(block, ImageBlock) else "PDF"
+    name = block.label or block.source.media_type
+    return f"[{kind} {name}{': ' + why if why else ''}]"
+
+
+def content_text(content: str | list[Any]) -> str:
+    """The text of a tool result in either form: the string, or its text parts joined with
+    a placeholder for each image and document."""
+    if isinstance(content, str):
+        return content
+    out = []
+    for part in content:
+        if isinstance(part, TextBlock):
+            out.append(part.text)
+        elif isinstance(part, MEDIA_TYPES):
+            out.append(media_placeholder(part))
+    return "\n".join(out)
+
+
 class ToolResultBlock(BaseModel):
+    """A tool's answer: a string, or a list of text, image and document parts (content_text
+    gives the text of either form)."""
+
     model_config = ConfigDict(defer_build=True)
 
     type: Literal["tool_result"] = "tool_result"
     tool_use_id: str
-    content: str
+    content: str | list[ResultPart]
     is_error: bool = False
+
+    def text(self) -> str:
+        return content_text(self.content)
+
+    def media(self) -> list[ImageBlock | DocumentBlock]:
+        return [] if isinstance(self.content, str) else [
+            p for p in self.content if isinstance(p, MEDIA_TYPES)]
 
 
 class ThinkingBlock(BaseModel):
@@ -95,15 +181,16 @@ class ServerToolBlock(BaseModel):
 
 Block = Annotated[
     TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | RedactedThinkingBlock
-    | ServerToolBlock,
+    | ServerToolBlock | ImageBlock | DocumentBlock,
     Field(discriminator="type"),
 ]
 THINKING_TYPES = (ThinkingBlock, RedactedThinkingBlock)
 
 
 class Message(BaseModel):
-    """One conversation turn. User turns hold text and tool_result blocks; assistant turns
-    hold thinking (first), text and tool_use blocks."""
+    """One conversation turn. User turns hold tool_result blocks, then text, image and
+    document blocks (attachments); assistant turns hold thinking (first), text and tool_use
+    blocks."""
 
     model_config = ConfigDict(defer_build=True)
 

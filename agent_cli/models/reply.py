@@ -18,6 +18,7 @@ from typing import Any
 from ..fsutil import parse_json
 from .base import (
     INVALID_INPUT_KEY,
+    MEDIA_TYPES,
     Message,
     ModelEvent,
     ModelRequest,
@@ -28,6 +29,7 @@ from .base import (
     ThinkingBlock,
     ThinkingDelta,
     ToolCall,
+    ToolResultBlock,
     ToolUseBlock,
     Usage,
     check_cancel,
@@ -116,13 +118,18 @@ def reply_tokens(text: str, calls: int) -> int:
 
 
 def request_tokens(request: ModelRequest) -> int:
-    """The estimated input of a request: its system prompt, messages and tools."""
+    """The estimated input of a request: its system prompt, messages and tools (an image or
+    PDF at what the API counts for it, not its base64 length)."""
     try:
         body = request.model_dump_json(include={"messages", "tools"})
     except ValueError:  # pydantic's JSON has no room for a lone surrogate; the count does
         body = json.dumps(request.model_dump(mode="json", include={"messages", "tools"}),
                           ensure_ascii=False, separators=(",", ":"))
-    return estimate_tokens(request.system + body)
+    media = [p for m in request.messages for b in m.content
+             for p in (b.media() if isinstance(b, ToolResultBlock) else [b])
+             if isinstance(p, MEDIA_TYPES)]
+    return estimate_tokens(request.system + body) + sum(
+        p.tokens() - len(p.source.data) // 4 for p in media)
 
 
 def reply_usage(reply: Reply, input_tokens: int) -> Usage:

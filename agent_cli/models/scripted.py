@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import errors
-from .base import ModelEvent, ModelRequest, Usage, check_cancel
+from .base import ModelEvent, ModelRequest, ToolResultBlock, Usage, check_cancel
 from .reply import Call, Pacing, Reply, play
 
 __all__ = ["Call", "Reply", "ScriptedModel", "parse_script"]  # Call and Reply live in reply.py
@@ -235,7 +235,7 @@ def _last_user_text(request: ModelRequest) -> str:
     for msg in reversed(request.messages):
         if msg.role == "user":
             text = msg.text() or " ".join(
-                getattr(b, "content", "") for b in msg.content if b.type == "tool_result"
+                b.text() for b in msg.content if isinstance(b, ToolResultBlock)
             )
             return text[:80]
     return ""

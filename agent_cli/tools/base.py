@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from ..errors import ToolError
-from ..models.base import ToolSpec
+from ..models.base import DocumentBlock, ImageBlock, TextBlock, ToolSpec
 from .read_guard import ReadGuard
 from .workspace_root import Workspace
 
@@ -27,11 +27,21 @@ PermissionKind = Literal["Bash", "Write", "Edit", "Read", "Mcp"]
 
 @dataclass
 class ToolOutput:
-    """A handler's answer. `end_turn` asks the turn loop to stop after this round (idle)."""
+    """A handler's answer. `end_turn` asks the turn loop to stop after this round (idle).
+    `media`: images and PDFs the model sees after `content` (read_file on a picture, an MCP
+    screenshot); `content` stays the text every hook, event and log uses."""
 
     content: str
     is_error: bool = False
     end_turn: bool = False
+    media: list[ImageBlock | DocumentBlock] = field(default_factory=list)
+
+    def result_content(self) -> str | list[TextBlock | ImageBlock | DocumentBlock]:
+        """The tool_result content: the text alone, or the text then the media parts."""
+        text = self.content if self.content.strip() else "(no output)"
+        if not self.media:
+            return text
+        return [TextBlock(text=text), *self.media]
 
 
 @dataclass

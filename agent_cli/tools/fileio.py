@@ -28,19 +28,25 @@ def decode_text(data: bytes, shown: str) -> str:
         raise ToolError(f"{shown} is not UTF-8 text") from None
 
 
-def read_text(root: Path, raw: str, guard: ReadGuard | None = None) -> tuple[str, str]:
-    """(text, shown name) of the regular text file `raw` inside `root`; a file `guard`
-    withholds (by the path the walk reached) is a ToolError before it is opened."""
+def read_bytes(root: Path, raw: str, guard: ReadGuard | None = None) -> tuple[bytes, str]:
+    """(content, shown name) of the regular file `raw` inside `root`, up to READ_CAP; a
+    file `guard` withholds (by the path the walk reached) is a ToolError before it is
+    opened."""
     with locate(root, raw) as loc:
         check_readable(guard, loc.shown)
         fd = open_regular(loc)
         try:
-            data = read_capped(fd, READ_CAP, loc.shown)
+            return read_capped(fd, READ_CAP, loc.shown), loc.shown
         except OSError as exc:
             raise ToolError(f"cannot read {loc.shown}: {exc.strerror or exc}") from None
         finally:
             os.close(fd)
-        return decode_text(data, loc.shown), loc.shown
+
+
+def read_text(root: Path, raw: str, guard: ReadGuard | None = None) -> tuple[str, str]:
+    """(text, shown name) of the regular text file `raw` inside `root` (see read_bytes)."""
+    data, shown = read_bytes(root, raw, guard)
+    return decode_text(data, shown), shown
 
 
 def current_text(root: Path, raw: str) -> tuple[str, str]:

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import ToolError
-from .base import Tool, ToolContext
+from .base import Tool, ToolContext, ToolOutput
 from .confined import read_capped
-from .fileio import check_writable, current_text, read_text, write_text
+from .fileio import check_writable, current_text, decode_text, read_bytes, read_text, write_text
+from .media import load_media
 from .read_guard import Withheld
 from .search import glob_paths, grep_files
 
@@ -61,8 +62,12 @@ class ReadFileInput(BaseModel):
     limit: int = Field(2000, ge=1, le=10_000, description="Maximum number of lines")
 
 
-def read_file(args: ReadFileInput, ctx: ToolContext) -> str:
-    text, shown = read_text(ctx.workspace.root, args.path, ctx.read_guard)
+def read_file(args: ReadFileInput, ctx: ToolContext) -> str | ToolOutput:
+    data, shown = read_bytes(ctx.workspace.root, args.path, ctx.read_guard)
+    media = load_media(data, shown)  # an image or a PDF, by its content
+    if media is not None:
+        return ToolOutput(media.text, media=[media.block])
+    text = decode_text(data, shown)
     lines = text.splitlines()
     if not lines:
         return f"({shown} is empty)"
@@ -262,8 +267,9 @@ def workspace_tools(sandbox: Sandbox | None = None) -> list[Tool]:
     return [
         Tool(
             "read_file",
-            "Read a text file with line numbers. offset is the 1-based line to "
-            "start at; limit caps the number of lines.",
+            "Read a text file with line numbers (offset is the 1-based line to "
+            "start at; limit caps the number of lines). An image (PNG, JPEG, GIF, "
+            "WebP) is shown to you as a picture, scaled to fit; a PDF as a document.",
             ReadFileInput,
             read_file,
             read_only=True,

@@ -29,12 +29,14 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from .. import safetext
 from ..errors import UserError
 from ..events import Notice
 from ..pricing import cost_report
+from .attachments import for_prompt
 from .headless_listeners import NO_HUMAN, HeadlessDenials, TeammateFailures, WarningLines
 from .headless_session import HeadlessSession, result_fields
 from .outcome import EXIT_CODES, RunScope, assess, explain, unfinished_line
@@ -135,7 +137,8 @@ def _converse(runtime: Any, lead: Any, session: HeadlessSession, prompt: str, de
     sent = session.prompt(prompt)
     turn = session.turn(lead)
     try:
-        turns, finished = (_lead_turn(runtime, lead, sent, deadline, turn)
+        attached = for_prompt(runtime, prompt).blocks if sent is not None else []
+        turns, finished = (_lead_turn(runtime, lead, sent, deadline, turn, attached)
                            if sent is not None else ([], True))
         quiet = finished
         if finished and sent is not None and wait:
@@ -237,11 +240,12 @@ def stop_teammates(runtime: Any) -> None:
             mate.agent.interrupt()
 
 
-def _lead_turn(runtime: Any, lead: Any, prompt: str | None,
-               deadline: float, turn: Any = None) -> tuple[list[Any], bool]:
+def _lead_turn(runtime: Any, lead: Any, prompt: str | None, deadline: float,
+               turn: Any = None, attached: Sequence[Any] = ()) -> tuple[list[Any], bool]:
     """One lead turn on a thread so the deadline holds: its inbox, then `prompt` (None: the
-    inbox alone; no turn when it is empty). ([result] or [], finished). An exception raised
-    by the turn is raised again here, on the caller's thread."""
+    inbox alone; no turn when it is empty) and the images / PDFs it attaches. ([result] or
+    [], finished). An exception raised by the turn is raised again here, on the caller's
+    thread."""
     box: dict[str, Any] = {}
     done = threading.Event()
 
@@ -250,6 +254,7 @@ def _lead_turn(runtime: Any, lead: Any, prompt: str | None,
             block = runtime.team.lead_inbox_block()
             content = [c for c in (block, prompt) if c]
             if content:
+                content += attached
                 box["result"] = (turn or lead.run_turn)(content if len(content) > 1
                                                         else content[0])
         except BaseException as exc:  # re-raised on the caller's thread, not printed here

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events import AgentError
+from .attachments import for_prompt
 
 
 class LeadRunner:
@@ -165,14 +166,17 @@ class LeadRunner:
     def _turn(self, text: str | None) -> None:
         """One turn: the unread inbox, then `text` (None: the inbox alone; no turn if empty).
         A typed `text` passes the UserPromptSubmit hooks first (they may drop it)."""
+        typed = text
         if text is not None and self.hooks is not None:
             text = self.hooks.prompt(text)
             if text is None:
                 return  # dropped by a hook (it said why); the inbox waits for the next turn
         block = self.runtime.team.lead_inbox_block()
-        parts = [part for part in (block, text) if part]
+        parts: list = [part for part in (block, text) if part]
         if not parts:
             return  # a wake-up whose messages an earlier turn already took in
+        if typed:  # images and PDFs the prompt names go with it (ui/attachments.py)
+            parts += for_prompt(self.runtime, typed).blocks
         try:
             content = parts if len(parts) > 1 else parts[0]
             if self.hooks is not None:

@@ -143,12 +143,15 @@ def test_tools_are_listed_with_schema_and_read_only_hint(started) -> None:
     assert m.servers["fx"].status == "ready (5 tools)"
 
 
-def test_calls_return_text_images_as_notes_and_schema_errors_name_the_field(
+def test_calls_return_text_images_as_blocks_and_schema_errors_name_the_field(
         started, workdir: Path) -> None:
     m, _ = started
     assert run(m, "mcp__fx__echo", {"text": "hi"}, workdir).content == "echo: hi"
     out = run(m, "mcp__fx__picture", {}, workdir)
-    assert out.content.startswith("[image image/png,") and "a caption" in out.content
+    assert out.content.startswith("Image fx/picture image 1: 2400x1200 PNG")
+    assert "sent as 1568x784 PNG" in out.content and "a caption" in out.content
+    [image] = out.media
+    assert image.source.media_type == "image/png" and image.label.endswith("2400x1200")
     tool = {t.name: t for t in m.tools()}["mcp__fx__echo"]
     with pytest.raises(Exception, match="text: 3 is not of type 'string'"):
         tool.parse({"text": 3})

@@ -51,8 +51,14 @@ def slow(seconds: float) -> str:
 
 @app.tool(annotations=ToolAnnotations(readOnlyHint=True))
 def picture() -> list:
-    """An image and a caption."""
-    data = base64.b64encode(b"\x89PNG fake image bytes").decode()
+    """An image (a 2400x1200 PNG screenshot) and a caption."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("RGB", (2400, 1200), (30, 120, 200)).save(buf, "PNG")
+    data = base64.b64encode(buf.getvalue()).decode()
     return [ImageContent(type="image", data=data, mime_type="image/png"), "a caption"]
 
 

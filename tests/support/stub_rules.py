@@ -2,7 +2,8 @@
 
 `validate(body)` returns the API-style 400 message for a request the real API would refuse
 (plus the stricter rules our design promises: strictly alternating roles, no trailing
-assistant prefill), else None. Kept apart from the HTTP side so it can be tested alone.
+assistant prefill), else None; images and PDFs are checked by stub_media. Kept apart from the
+HTTP side so it can be tested alone.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import Any
+
+from .stub_media import check_media
 
 THINKING_KINDS = ("thinking", "redacted_thinking")
 SERVER_TOOL_TYPES = {"web_search_20250305": "web_search", "web_fetch_20250910": "web_fetch"}
@@ -41,6 +44,7 @@ def validate(body: Any, *, count_only: bool = False) -> str | None:
         or _check_messages(body.get("messages"), bool(body.get("tools")))
         or _check_thinking(body, count_only)
         or _check_cache_breakpoints(body)
+        or check_media(body)
     )
 
 
@@ -164,6 +168,9 @@ def _check_blocks(
             err = _check_server_block(b, blocks, where, role)
             if err:
                 return err
+        elif kind in ("image", "document"):  # their content: stub_media.check_media
+            if role != "user":
+                return f"{where}: {kind} blocks are only allowed in user messages"
         elif kind in THINKING_KINDS:
             if role != "assistant":
                 return f"{where}: {kind} blocks are only allowed in assistant messages"

@@ -63,6 +63,7 @@ from .stub_usage import PromptCache, reply_usage, request_tokens
 
 STUB_MODEL = "claude-stub-1"
 __all__ = ["STUB_MODEL", "STUB_WINDOW", "Fault", "MidStream", "Reply", "StubServer", "ToolUse"]
+REQUEST_MAX = 32 * 1024 * 1024  # the Messages API's request size cap (413 past it)
 
 
 ToolUse = Call  # the name these tests use for a tool_use block
@@ -259,6 +260,10 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = None
         path = self.path.split("?")[0]
+        if len(raw) > REQUEST_MAX:
+            self._error(413, "request_too_large", "Request exceeds the maximum allowed number "
+                        "of bytes. The maximum request size is 32 MB.")
+            return
         counting = path == "/v1/messages/count_tokens"
         if path != "/v1/messages" and not counting:
             self._error(404, "not_found_error", f"Not found: {path}")

@@ -30,7 +30,7 @@ class Pair:
 
     @property
     def text(self) -> str:
-        return self.result.content if self.result is not None else "(no result)"
+        return self.result.text() if self.result is not None else "(no result)"
 
 
 def message_text(msg: Message) -> str:
