@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any
 
 from ..events import AgentError
-from .attachments import for_prompt
 
 
 class LeadRunner:
@@ -176,6 +175,8 @@ class LeadRunner:
         if not parts:
             return  # a wake-up whose messages an earlier turn already took in
         if typed:  # images and PDFs the prompt names go with it (ui/attachments.py)
+            from .attachments import for_prompt  # images, PDFs: at the first prompt
+
             parts += for_prompt(self.runtime, typed).blocks
         try:
             content = parts if len(parts) > 1 else parts[0]
