@@ -86,17 +86,17 @@ def _unseen(analysis: ShellAnalysis, denies: list[Any]) -> str:
     """Why a deny rule might match something the line runs ("" when none can)."""
     if not denies:
         return ""
-    if analysis.findings:
-        return analysis.findings[0].reason
     for form in analysis.forms():
         for entry in denies:
-            if _matches(entry, form, "possibly"):
+            if _matches(entry, form, "possibly") and not _matches(entry, form):
                 if not form.words:
                     return f"`{form.shown}` runs a command decided at run time"
                 return (
                     f"`{form.shown}` has words decided at run time that could make it "
                     f"match {entry.rule}"
                 )
+    if analysis.findings:
+        return analysis.findings[0].reason
     return ""
 
 
@@ -143,4 +143,4 @@ def judge(analysis: ShellAnalysis, allows: list[Any], denies: list[Any]) -> Shel
     if not named:  # still say what a deny rule might match: the human should know
         return ShellVerdict("ask", None, unseen, unseen)
     entry = covered[0] if covered else None
-    return ShellVerdict("ask", entry, strict or unseen or missing, unseen)
+    return ShellVerdict("ask", entry, unseen or strict or missing, unseen)
