@@ -181,7 +181,8 @@ class PermissionPolicy:
     def find(self, effect: str, permission: str, target: str) -> RuleEntry | None:
         """The first rule of `effect` that decides a call of kind `permission` on `target`
         (for Bash, the rule judge_shell names when it allows or denies). An ask rule is
-        matched as broadly as a deny rule (any part of a compound command)."""
+        matched as broadly as a deny rule (any part of a compound command, and whatever the
+        analysis cannot prove free of its match)."""
         if permission == "Bash":
             if effect == "ask":
                 asks = [e for e in self.rules()
@@ -189,7 +190,10 @@ class PermissionPolicy:
                 if not asks:
                     return None
                 verdict = judge(analyze(target), [], asks)
-                return verdict.entry if verdict.effect == "deny" else None
+                if verdict.effect == "deny":
+                    return verdict.entry
+                # what it runs is not proved free of an ask rule's match: ask, as a deny would
+                return asks[0] if verdict.unseen else None
             verdict = self.judge_shell(target)
             return verdict.entry if verdict.effect == effect else None
         how = "deny" if effect == "ask" else effect

@@ -3,10 +3,13 @@
 Deny first: a deny rule that matches anything the line runs (as written, through a wrapper,
 inside code given to a shell, `/bin/rm` as `rm`) denies it. Then a line is auto-allowed only
 when every command it runs as written is matched by an allow rule (the bare `Bash` rule
-covers them all), with no redirection to a file, assignment or finding that the rule does
-not cover, and -- while any Bash deny rule exists -- nothing the rules cannot see and no word
-decided at run time that could turn a command into one a deny rule names. Otherwise it asks;
-`reason` says why when an allow rule would have matched what was written.
+covers them all), and so is every command those start in turn (`find -exec rm`, `xargs rm`,
+`sudo rm`, `bash -c 'rm x'`: a rule naming the carrier does not stretch to its cargo; only
+the transparent wrappers -- `timeout`, `nice`, ... -- pass their rule on), with no
+redirection to a file, assignment or finding that the rule does not cover, and -- while any
+Bash deny rule exists -- nothing the rules cannot see and no word decided at run time that
+could turn a command into one a deny rule names. Otherwise it asks; `reason` says why when
+an allow rule would have matched what was written.
 """
 
 from __future__ import annotations
@@ -100,6 +103,18 @@ def _unseen(analysis: ShellAnalysis, denies: list[Any]) -> str:
     return ""
 
 
+def _uncovered(run: Any, allows: list[Any]) -> Command | None:
+    """A command `run` starts in turn (find -exec, xargs, sudo, code given to a shell) that
+    no allow rule covers: the rule naming the carrier does not stretch to what it carries."""
+    riding = {(c.words, c.complete, c.via) for c in run.allowable}
+    for cmd in run.inner:
+        if (cmd.words, cmd.complete, cmd.via) in riding:
+            continue
+        if not any(_matches(entry, cmd) for entry in allows):
+            return cmd
+    return None
+
+
 def _run_allowed(run: Any, allows: list[Any]) -> tuple[Any, str]:
     """(the allow rule covering this run, or None; why not when a rule named it)."""
     why = ""
@@ -107,7 +122,10 @@ def _run_allowed(run: Any, allows: list[Any]) -> tuple[Any, str]:
         for entry in allows:
             if not _matches(entry, form):
                 continue
-            if form.redirects:
+            carried = _uncovered(run, allows)
+            if carried is not None:
+                why = why or f"`{carried.shown}` (run by `{run.written.shown}`) is not allowed"
+            elif form.redirects:
                 why = why or f"the redirection `{form.redirects[0]}` is not covered by {entry.rule}"
             elif form.assigns:
                 why = why or f"`{form.assigns[0]}=...` before the command is not covered by a rule"
