@@ -1,9 +1,9 @@
 """Skipping a command's own options to find the command it runs (`timeout -s KILL 5 rm x`).
 
 `Opts` describes one wrapper's getopt-style options; `skip_options` walks them the way the
-wrapper would (clusters like `-sKILL`, `--signal=KILL`, `--sig=KILL` by unique prefix, `--`), and says where the command
-starts, which option values are shell code, and whether an option it does not know stopped
-it (then nobody can say for sure what runs).
+wrapper would (clusters like `-sKILL`, `--signal=KILL`, `--sig=KILL` by unique prefix, `--`),
+and says where the command starts, which option values are shell code, and whether an
+option it does not know stopped it (then nobody can say for sure what runs).
 """
 
 from __future__ import annotations
