@@ -29,15 +29,20 @@ from .shell_model import (
     Finding,
     Line,
     Word,
+    descendants,
     gaps_ok,
     parse_tree,
     shape,
 )
 from .shell_redirects import RedirectReader, add_shown
-from .shell_words import WordReader
+from .shell_words import GLOB_CHARS, WordReader
 
 MAX_DEPTH = 6  # code inside code inside code... deeper than this is unreadable
 TEST_ARITHMETIC = frozenset("-eq -ne -lt -le -gt -ge".split())
+DYNAMIC_NODES = frozenset(
+    "simple_expansion expansion command_substitution process_substitution "
+    "arithmetic_expansion brace_expression".split()
+)
 class _Reader:
     def __init__(self, line: Line, depth: int) -> None:
         self.line = line
@@ -184,10 +189,23 @@ class _Reader:
         the operands of `-eq` & co., subscripts) only on literal numbers; `-v NAME` only on
         a plain name."""
         whole = node.type == "compound_statement"
+        if node.child_count and node.children[0].type == "[" and self._splits(node):
+            self.line.findings.append(Finding(
+                f"`{shape(self.t(node))}` has words decided at run time: `[` splits them into "
+                "operators of its own (`-v a[...]` evaluates a subscript)", True))
         for child in node.named_children:
             if whole:
                 self.words.arithmetic(child)
             self._scan_expression(child)
+
+    def _splits(self, node: Node) -> bool:
+        """Does a `[ ... ]` hold a word decided at run time (an expansion or a glob)?"""
+        for sub in descendants(node):
+            if sub.type in DYNAMIC_NODES:
+                return True
+            if sub.type == "word" and (GLOB_CHARS.search(self.t(sub)) or self.t(sub)[:1] == "~"):
+                return True
+        return False
 
     def _literal(self, node: Node) -> str | None:
         return self._scratch().words.word(node).text
