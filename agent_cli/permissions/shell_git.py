@@ -85,9 +85,12 @@ def _subcommand(sub: str, args: tuple[str, ...], findings: list[Finding],
         writes = [a for a in args if not a.startswith("-")]
         if not any(a in CONFIG_READS for a in args) and (len(writes) != 1 or len(args) > 1):
             findings.append(_strict("`git config` changes what later git commands run"))
-    if args and (sub, args[0]) in CODE_SUBCOMMANDS:
-        findings.append(_strict(f"`git {sub} {args[0]}` runs a command the rules cannot see"))
-        code.append((f"git {sub} {args[0]}", " ".join(args[1:])))
+    action = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    if action is not None and (sub, args[action]) in CODE_SUBCOMMANDS:  # after any option
+        findings.append(_strict(f"`git {sub} {args[action]}` runs a command the rules cannot "
+                                "see"))
+        code.append((f"git {sub} {args[action]}", " ".join(
+            a for a in args[action + 1 :] if not a.startswith("-"))))
     if sub == "filter-branch":
         findings.append(_strict("`git filter-branch` runs filters the rules cannot see"))
     _options(sub, args, findings, code)

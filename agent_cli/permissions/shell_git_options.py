@@ -253,9 +253,23 @@ _SPECS: dict[str, str] = {
     "stash": "a|all k|keep-index m|message= p|patch q|quiet S|staged u|include-untracked index "
     "no-keep-index pathspec-from-file= pathspec-file-nul only-untracked",
     "remote": "v|verbose",
+    "submodule": "q|quiet f|force b|branch= j|jobs= N|no-fetch init recursive remote checkout "
+    "rebase merge depth= reference= recommend-shallow single-branch progress cached files "
+    "summary-limit= for-status default all name= filter= dissociate",
+    "worktree": "b|= B|= d|detach f|force q|quiet v|verbose z| checkout lock reason= track "
+    "guess-remote orphan porcelain expire=",
     "shortlog": "c|committer e|email n|numbered s|summary w|? format= group=",
     "mergetool": "t|tool=! g|gui y|no-prompt O|= prompt tool-help",
 }
+_REV_PARSE = (  # git rev-parse reads its options exactly, without abbreviations
+    "q|quiet show-toplevel abbrev-ref? short? verify git-dir absolute-git-dir git-common-dir "
+    "is-inside-work-tree is-inside-git-dir is-bare-repository is-shallow-repository "
+    "show-prefix show-cdup show-superproject-working-tree symbolic symbolic-full-name sq "
+    "not all branches? tags? remotes? glob= exclude= default= prefix= local-env-vars "
+    "resolve-git-dir= git-path= since= after= until= before= flags no-flags revs-only "
+    "no-revs sq-quote stop-at-non-option keep-dashdash path-format= show-object-format? "
+    "disambiguate= shared-index-path"
+)
 _EXACT = frozenset("log show diff whatchanged".split())
 
 
@@ -263,6 +277,7 @@ def _build() -> dict[str, Table]:
     tables = {sub: table(spec, negate=True, digits=sub == "grep") for sub, spec in _SPECS.items()}
     for sub in _EXACT:  # `git log --output=f` writes a file: not in the table, so it asks
         tables[sub] = table(_REV_DIFF, prefix=False, digits=True)
+    tables["rev-parse"] = table(_REV_PARSE, prefix=False)
     return tables
 
 

@@ -77,6 +77,7 @@ FIND_ONE_ARG = frozenset(
 )
 FIND_RUNS = frozenset("-exec -execdir -ok -okdir".split())
 FIND_WRITES = frozenset("-fprint -fprint0 -fprintf -fls".split())
+READ_NAMES = frozenset({"find", "test", "[", "getopts"})  # read every word, tables or not
 TOOL_TABLES: dict[str, Table] = {"ssh": SSH, "scp": SCP, "tar": TAR, "rsync": RSYNC}
 
 
@@ -146,7 +147,7 @@ def problems(cmd: Command) -> list[str]:
     if not cmd.words:
         return []
     name = os.path.basename(cmd.words[0])
-    tabled = name in TOOL_TABLES or name in BUILTIN_TABLES or name in ("find", "test", "[")
+    tabled = name in TOOL_TABLES or name in BUILTIN_TABLES or name in READ_NAMES
     if name == "git" or tabled:
         if not cmd.complete:
             return [f"`{cmd.shown}` has words decided at run time where `{name}` reads options"]
