@@ -66,7 +66,7 @@ def build_template(where: Path) -> Path:
     """A git repository with two commits (f.txt changes), its identity in .git/config, the
     planted files and archive.tar; `victim` is added by `fixture`."""
     where.mkdir(parents=True, exist_ok=True)
-    _git(where, "init", "-q", "-b", "main")
+    _git(where, "init", "-q", "-b", "main", "--template=")  # no sample hooks: quick to copy
     _git(where, "config", "user.name", "user")
     _git(where, "config", "user.email", "user@example.com")
     for name, text in PLANTED.items():
@@ -76,6 +76,7 @@ def build_template(where: Path) -> Path:
     _git(where, "commit", "-q", "-m", "one")
     (where / "f.txt").write_text("hello\nagain\n")
     _git(where, "commit", "-q", "-am", "two")
+    _git(where, "gc", "-q")  # two pack files instead of a tree of loose objects
     subprocess.run(["tar", "cf", "archive.tar", "f.txt"], cwd=where, check=True)
     return where
 
