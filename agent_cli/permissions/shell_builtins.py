@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from .shell_model import SENSITIVE_PREFIXES, SENSITIVE_VARS
 from .shell_tables import Table, table, walk
 
 PLAIN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[0-9]+\])?$")
@@ -43,10 +44,15 @@ ALWAYS = {  # builtins whose every use is out of the rules' reach
 
 
 def _names(words: list[str], how: str) -> str:
+    """Each word read as a variable name is a plain one, and not one that changes what later
+    commands run (`read PATH <<< .` would run a repository's own `./ls`)."""
     for w in words:
         name = w.split("=", 1)[0] if "=" in w else w
         if not PLAIN_NAME.match(name):
             return f"`{how} {w}` names a variable bash would evaluate"
+        base = name.split("[", 1)[0]
+        if base in SENSITIVE_VARS or base.startswith(SENSITIVE_PREFIXES):
+            return f"`{how} {w}` sets {base}, which changes what later commands run"
     return ""
 
 

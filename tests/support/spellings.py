@@ -29,6 +29,7 @@ PLANTED = {
     "evil.sh": "#!/bin/sh\nrm victim\n",
     "f.txt": "hello\n",
     "lockf": "",
+    "ls": "#!/bin/sh\n/bin/rm victim\n",  # a repository's own `ls`, run if PATH gets `.`
 }
 GIT_ENV = {"GIT_AUTHOR_NAME": "user", "GIT_AUTHOR_EMAIL": "user@example.com",
            "GIT_COMMITTER_NAME": "user", "GIT_COMMITTER_EMAIL": "user@example.com",
@@ -72,6 +73,7 @@ def build_template(where: Path) -> Path:
     for name, text in PLANTED.items():
         (where / name).write_text(text)
     (where / "evil.sh").chmod(0o755)
+    (where / "ls").chmod(0o755)
     _git(where, "add", "f.txt")
     _git(where, "commit", "-q", "-m", "one")
     (where / "f.txt").write_text("hello\nagain\n")
