@@ -117,7 +117,8 @@ class PermissionGate:
                 )
             return Decision(True, "mode bypassPermissions")
         if hook == "ask" or self.policy.find("ask", kind, target) is not None:
-            return self._ask(tool, args, ctx, target, noun, forced=True)  # beats allow, modes
+            asked = self.policy.ask_reason(target) if kind == "Bash" else ""
+            return self._ask(tool, args, ctx, target, noun, asked, forced=True)  # beats allow
         guarded = kind in ("Write", "Edit") and is_protected(target)
         if mode == "acceptEdits" and kind in ("Write", "Edit") and not guarded:
             return Decision(True, "mode acceptEdits")

@@ -185,15 +185,7 @@ class PermissionPolicy:
         analysis cannot prove free of its match)."""
         if permission == "Bash":
             if effect == "ask":
-                asks = [e for e in self.rules()
-                        if e.effect == "ask" and e.parsed.covers("Bash", "deny")]
-                if not asks:
-                    return None
-                verdict = judge(analyze(target), [], asks)
-                if verdict.effect == "deny":
-                    return verdict.entry
-                # what it runs is not proved free of an ask rule's match: ask, as a deny would
-                return asks[0] if verdict.unseen else None
+                return self._ask_shell(target)[0]
             verdict = self.judge_shell(target)
             return verdict.entry if verdict.effect == effect else None
         how = "deny" if effect == "ask" else effect
@@ -201,6 +193,21 @@ class PermissionPolicy:
             if entry.effect == effect and entry.parsed.matches(permission, target, how):
                 return entry
         return None
+
+    def _ask_shell(self, command: str) -> tuple[RuleEntry | None, str]:
+        """(the ask rule a shell line meets, why) -- judged as a deny rule would be."""
+        asks = [e for e in self.rules() if e.effect == "ask" and e.parsed.covers("Bash", "deny")]
+        if not asks:
+            return None, ""
+        verdict = judge(analyze(command), [], asks)
+        if verdict.effect == "deny":
+            return verdict.entry, f"{verdict.reason} (ask rule {verdict.entry.rule})"
+        # what it runs is not proved free of an ask rule's match: ask, as a deny would
+        return (asks[0], verdict.unseen) if verdict.unseen else (None, "")
+
+    def ask_reason(self, command: str) -> str:
+        """Why an ask rule makes the shell line `command` ask ("" if none does)."""
+        return self._ask_shell(command)[1]
 
     def judge_shell(self, command: str) -> ShellVerdict:
         """Allow, deny or ask for a shell command line under the Bash rules (shell_verdict)."""

@@ -73,3 +73,18 @@ def test_ordinary_commands_still_ride_their_allow_rules(rule, command, gate, tem
     where = fixture(template, tmp_path / "fx")
     decision, ok = gate.run("allow", Spelling("ordinary", command, rule, False), where)
     assert (decision, ok) == ("allow", True), command
+
+
+@pytest.mark.parametrize(("config", "line", "why"), [
+    ("allow", "git rebase --exe='rm victim' HEAD~1", "`git rebase --exec` runs a command"),
+    ("allow", "git grep -iO'rm victim' hello", "`git grep -O` runs a command"),
+    ("deny", "ssh -4oProxyCommand='rm victim' h", "`ssh -o ProxyCommand=rm victim` is not"),
+    ("ask", "printf -v 'a[$(rm victim)]' x", "`printf -v a[$(rm victim)]` names a variable"),
+    ("bypass", "mapfile -tC 'rm victim' -c 1 x <<< 1", "`mapfile -C` hands `rm victim`"),
+])
+def test_a_refusal_names_what_was_not_understood(config, line, why, gate, template, tmp_path):
+    spelling = Spelling("reason", line, "Bash(git *)", True)
+    decision, ok = gate.run(config, spelling, fixture(template, tmp_path / "fx"))
+    assert (decision, ok) == ("deny", True)
+    entry = gate.runtime(config, spelling.allow).audit.entries()[-1]
+    assert why in entry["reason"], entry
