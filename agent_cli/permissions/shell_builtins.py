@@ -105,7 +105,8 @@ def builtin_problem(words: tuple[str, ...]) -> str:
         return _declare(name, w.options, w.operands)
     if name in ("printf", "wait") and "-p" not in values and "-v" not in values:
         return ""
-    named = [(o, values[o]) for o in ("-v", "-p", "-a") if o in values]
+    name_option = {"printf": "-v", "wait": "-p", "read": "-a"}.get(name, "")
+    named = [(name_option, values[name_option])] if name_option in values else []
     if name in ("read", "mapfile", "readarray", "unset"):
         named += [("", operand) for operand in w.operands]
     return next((why for o, n in named if (why := _names([n], f"{name} {o}".strip()))), "")

@@ -168,7 +168,11 @@ def test_findings_name_what_the_rules_cannot_see(command, finding):
     ["git status", "ls -la", "npm run test -- x", "git --no-pager log -3", "echo 'a | b'",
      "grep -rn 'x;y' src", "cat a.txt | sort | uniq -c", "python3 main.py", "make test",
      "ls 2>&1", "git log > /dev/null", "cd sub && ls", "for f in *.py; do wc -l \"$f\"; done",
-     "find . -name '*.py'", "awk '{print $1}' f", "sed -n '1,5p' f", "git commit -m 'x; y'"],
+     "find . -name '*.py'", "awk '{print $1}' f", "sed -n '1,5p' f", "git commit -m 'x; y'",
+     "read -r -p 'Name: ' x", "set -euo pipefail", "printf -v out '%s' x", "declare -a arr",
+     "local -r x=1", "[[ -n $x && $y == z ]]", "(( 2 > 1 ))", "echo ${x:-none} ${#y}",
+     "git rev-parse --abbrev-ref HEAD", "git log --oneline -n 5 --graph", "tar -czf o.tgz d",
+     "ssh -p 2222 -o BatchMode=yes host", "git status -sb", "git diff --stat HEAD~1"],
 )
 def test_ordinary_commands_have_nothing_hidden(command):
     assert analyze(command).findings == ()
