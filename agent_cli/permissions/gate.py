@@ -209,7 +209,8 @@ class PermissionGate:
                 )
             return Decision(True, "mode bypassPermissions")
         if hook == "ask" or self.policy.find("ask", kind, key) is not None:
-            return self._ask(tool, args, ctx, target, noun, forced=True)  # beats allow, modes
+            asked = self.policy.ask_reason(target) if kind == "Bash" else ""
+            return self._ask(tool, args, ctx, target, noun, asked, forced=True)  # beats allow
         if place == "sandboxed" and self.sandbox is not None and self.sandbox.settings.auto_allow:
             return Decision(True, "sandboxed")  # the OS confines it: nothing to ask
         guarded = kind in ("Write", "Edit") and is_protected(target)

@@ -186,18 +186,11 @@ class PermissionPolicy:
     def find(self, effect: str, permission: str, target: str | PathTarget) -> RuleEntry | None:
         """The first rule of `effect` that decides a call of kind `permission` on `target`
         (for Bash, the rule judge_shell names when it allows or denies). An ask rule is
-        matched as broadly as a deny rule (any part of a compound command)."""
+        matched as broadly as a deny rule (any part of a compound command, and whatever the
+        analysis cannot prove free of its match)."""
         if permission == "Bash" and isinstance(target, str):
             if effect == "ask":
-                asks = [e for e in self.rules()
-                        if e.effect == "ask" and e.parsed.covers("Bash", "deny")]
-                if not asks:
-                    return None
-                from .shell_analysis import analyze
-                from .shell_verdict import judge
-
-                verdict = judge(analyze(target), [], asks)
-                return verdict.entry if verdict.effect == "deny" else None
+                return self._ask_shell(target)[0]
             verdict = self.judge_shell(target)
             return verdict.entry if verdict.effect == effect else None
         how = "deny" if effect == "ask" else effect
@@ -217,6 +210,24 @@ class PermissionPolicy:
 
         return ReadRules([e for e in entries if e.effect == "deny"],
                          [e for e in entries if e.effect == "ask"], roots)
+
+    def _ask_shell(self, command: str) -> tuple[RuleEntry | None, str]:
+        """(the ask rule a shell line meets, why) -- judged as a deny rule would be."""
+        asks = [e for e in self.rules() if e.effect == "ask" and e.parsed.covers("Bash", "deny")]
+        if not asks:
+            return None, ""
+        from .shell_analysis import analyze
+        from .shell_verdict import judge
+
+        verdict = judge(analyze(command), [], asks)
+        if verdict.effect == "deny":
+            return verdict.entry, f"{verdict.reason} (ask rule {verdict.entry.rule})"
+        # what it runs is not proved free of an ask rule's match: ask, as a deny would
+        return (asks[0], verdict.unseen) if verdict.unseen else (None, "")
+
+    def ask_reason(self, command: str) -> str:
+        """Why an ask rule makes the shell line `command` ask ("" if none does)."""
+        return self._ask_shell(command)[1]
 
     def judge_shell(self, command: str) -> ShellVerdict:
         """Allow, deny or ask for a shell command line under the Bash rules (shell_verdict)."""

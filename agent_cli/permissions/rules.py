@@ -123,13 +123,17 @@ def _bash_rule(text: str, spec: str) -> Rule:
             f"invalid rule {text!r}: a Bash rule may only end with ' *' or ':*' as a wildcard"
         )
     from .shell_analysis import analyze
+    from .shell_syntax import read_line
 
-    cmd = analyze(body)
-    strict = [f for f in cmd.findings if f.strict]
-    run = cmd.runs[0].written if len(cmd.runs) == 1 else None
+    # Only the syntax decides whether a rule is well formed: what the named command would do
+    # with more words (`Bash(let *)`, `Bash(git rebase *)`) is judged on each real line.
+    line = read_line(body)
+    strict = [f for f in line.findings if f.strict]
+    run = line.commands[0] if len(line.commands) == 1 else None
     if strict or run is None or not run.complete or run.redirects or run.assigns or not run.words:
         raise InvalidRule(
-            f"invalid rule {text!r}: a Bash rule names one simple command ({cmd.reason})"
+            f"invalid rule {text!r}: a Bash rule names one simple command "
+            f"({analyze(body).reason})"
         )
     return Rule(text, "Bash", spec, prefix=prefix, words=run.words)
 

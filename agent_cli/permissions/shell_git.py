@@ -11,7 +11,9 @@ a command (`rebase --exec`, `bisect run`, `submodule foreach`, `--upload-pack`, 
 
 from __future__ import annotations
 
+from .shell_git_options import GIT_TABLES
 from .shell_model import Command, Finding
+from .shell_tables import walk
 
 HARMLESS_GLOBALS = frozenset(
     "--no-pager -P -p --paginate --no-replace-objects --literal-pathspecs --glob-pathspecs "
@@ -38,17 +40,16 @@ BUILTINS = frozenset(
     "submodule switch symbolic-ref tag unpack-objects update-index update-ref "
     "verify-commit verify-pack verify-tag version whatchanged worktree write-tree var".split()
 )
-RUN_OPTIONS = (  # options of subcommands whose value is a command git runs
-    "--exec", "-x", "--upload-pack", "--receive-pack", "--extcmd", "--open-files-in-pager",
-    "-O", "--sendmail-cmd", "--smtp-server", "--tree-filter", "--index-filter", "--msg-filter",
-    "--env-filter", "--commit-filter", "--parent-filter", "--tag-name-filter", "--template",
-    "--config", "-u", "--tool",
-)
 CODE_SUBCOMMANDS = {("submodule", "foreach"), ("bisect", "run")}
 CONFIG_READS = frozenset(
     "--get --get-all --get-regexp --get-urlmatch --list -l --show-origin --show-scope "
     "--name-only get list".split()
 )
+
+
+def _strict(reason: str) -> Finding:
+    """Whatever git does past what its tables state is never covered by an allow rule."""
+    return Finding(reason, True)
 
 
 def _globals(cmd: Command, findings: list[Finding]) -> tuple[int, bool] | None:
@@ -64,11 +65,11 @@ def _globals(cmd: Command, findings: list[Finding]) -> tuple[int, bool] | None:
             continue
         harmless = False
         if name in GLOBALS_WITH_VALUE or (len(w) > 2 and w[:2] in ("-C", "-c")):
-            findings.append(Finding(f"`git {name}` before the subcommand changes what git runs"))
+            findings.append(_strict(f"`git {name}` before the subcommand changes what git runs"))
             takes_next = "=" not in w and w in GLOBALS_WITH_VALUE and w != "--exec-path"
             i += 2 if takes_next else 1
             continue
-        findings.append(Finding(f"`git {w}` is a global option the rules cannot read past"))
+        findings.append(_strict(f"`git {w}` is a global option the rules cannot read past"))
         i += 1
     return i, harmless
 
@@ -77,27 +78,41 @@ def _subcommand(sub: str, args: tuple[str, ...], findings: list[Finding],
                 code: list[tuple[str, str]]) -> None:
     if sub not in BUILTINS:
         findings.append(
-            Finding(f"`git {sub}` is not a git command (an alias or git-{sub} runs unseen code)")
+            _strict(f"`git {sub}` is not a git command (an alias or git-{sub} runs unseen code)")
         )
         return
     if sub == "config":
         writes = [a for a in args if not a.startswith("-")]
         if not any(a in CONFIG_READS for a in args) and (len(writes) != 1 or len(args) > 1):
-            findings.append(Finding("`git config` changes what later git commands run"))
-    if args and (sub, args[0]) in CODE_SUBCOMMANDS:
-        findings.append(Finding(f"`git {sub} {args[0]}` runs a command the rules cannot see"))
-        code.append((f"git {sub} {args[0]}", " ".join(args[1:])))
+            findings.append(_strict("`git config` changes what later git commands run"))
+    action = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    if action is not None and (sub, args[action]) in CODE_SUBCOMMANDS:  # after any option
+        findings.append(_strict(f"`git {sub} {args[action]}` runs a command the rules cannot "
+                                "see"))
+        code.append((f"git {sub} {args[action]}", " ".join(
+            a for a in args[action + 1 :] if not a.startswith("-"))))
     if sub == "filter-branch":
-        findings.append(Finding("`git filter-branch` runs filters the rules cannot see"))
-    for a in args:
-        name, eq, value = a.partition("=")
-        short_x = sub == "rebase" and a.startswith("-x")
-        if name in RUN_OPTIONS and (name not in ("-u", "-x") or sub in ("clone", "rebase")) or (
-            short_x
-        ):
-            findings.append(Finding(f"`git {sub} {name}` runs a command the rules cannot see"))
-            if eq and value:
-                code.append((f"git {sub} {name}", value))
+        findings.append(_strict("`git filter-branch` runs filters the rules cannot see"))
+    _options(sub, args, findings, code)
+
+
+def _options(sub: str, args: tuple[str, ...], findings: list[Finding],
+             code: list[tuple[str, str]]) -> None:
+    """Every option of `git SUB` must be one its table states (shell_git_options)."""
+    tbl = GIT_TABLES.get(sub)
+    if tbl is None:
+        bad = next((a for a in args if a.startswith("-") and a != "--"), None)
+        if bad is not None:
+            findings.append(_strict(f"`git {sub} {bad}`: the rules have no option table for "
+                                    f"`git {sub}`"))
+        return
+    walked = walk(args, tbl)
+    if walked.problem:
+        findings.append(_strict(f"`git {sub}`: {walked.problem}"))
+    for opt, value in walked.runs(tbl):
+        findings.append(_strict(f"`git {sub} {opt}` runs a command the rules cannot see"))
+        if value:
+            code.append((f"git {sub} {opt}", value))
 
 
 def git_step(

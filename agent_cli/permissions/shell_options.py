@@ -1,9 +1,9 @@
 """Skipping a command's own options to find the command it runs (`timeout -s KILL 5 rm x`).
 
 `Opts` describes one wrapper's getopt-style options; `skip_options` walks them the way the
-wrapper would (clusters like `-sKILL`, `--signal=KILL`, `--`), and says where the command
-starts, which option values are shell code, and whether an option it does not know stopped
-it (then nobody can say for sure what runs).
+wrapper would (clusters like `-sKILL`, `--signal=KILL`, `--sig=KILL` by unique prefix, `--`),
+and says where the command starts, which option values are shell code, and whether an
+option it does not know stopped it (then nobody can say for sure what runs).
 """
 
 from __future__ import annotations
@@ -61,8 +61,17 @@ class Skipped:
     to_shell: bool = False  # the command is handed to a shell as one string
 
 
+def _resolve(name: str, spec: Opts) -> str | None:
+    """`name` as getopt_long reads it: exact, or the one long option it is a prefix of."""
+    if name in spec.long_arg or name in spec.long_flags:
+        return name
+    hits = [o for o in (*spec.long_arg, *spec.long_flags) if o.startswith(name)]
+    return hits[0] if len(hits) == 1 and name else None
+
+
 def _long(words: list[str], i: int, spec: Opts, out: Skipped) -> int | None:
     name, eq, value = words[i][2:].partition("=")
+    name = _resolve(name, spec) or name
     opt = "--" + name
     if name in spec.long_arg:
         if not eq:

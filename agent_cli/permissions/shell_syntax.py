@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
+from .shell_builtins import NUMBER as NUMBER_RE
+from .shell_builtins import PLAIN_NAME
 from .shell_model import (
     CONTROL_RE,
     NAME_RE,
@@ -27,15 +29,21 @@ from .shell_model import (
     Finding,
     Line,
     Word,
+    descendants,
     gaps_ok,
     parse_tree,
     shape,
 )
 from .shell_redirects import RedirectReader, add_shown
-from .shell_words import ARITHMETIC, WordReader
+from .shell_words import GLOB_CHARS, WordReader
 
 MAX_DEPTH = 6  # code inside code inside code... deeper than this is unreadable
 MAX_TREE_DEPTH = 400  # syntax nodes inside one another: the reader recurses, stay far below
+TEST_ARITHMETIC = frozenset("-eq -ne -lt -le -gt -ge".split())
+DYNAMIC_NODES = frozenset(
+    "simple_expansion expansion command_substitution process_substitution "
+    "arithmetic_expansion brace_expression".split()
+)
 
 class _Reader:
     def __init__(self, line: Line, depth: int) -> None:
@@ -179,21 +187,51 @@ class _Reader:
                 self.words.word(child)
 
     def expressions(self, node: Node) -> None:
-        """`[[ ... ]]` and `(( ... ))`: look for substitutions and arithmetic on variables."""
+        """`[[ ... ]]` and `(( ... ))`: substitutions are read; arithmetic (all of `(( ))`,
+        the operands of `-eq` & co., subscripts) only on literal numbers; `-v NAME` only on
+        a plain name."""
+        whole = node.type == "compound_statement"
+        if node.child_count and node.children[0].type == "[" and self._splits(node):
+            self.line.findings.append(Finding(
+                f"`{shape(self.t(node))}` has words decided at run time: `[` splits them into "
+                "operators of its own (`-v a[...]` evaluates a subscript)", True))
         for child in node.named_children:
+            if whole:
+                self.words.arithmetic(child)
             self._scan_expression(child)
+
+    def _splits(self, node: Node) -> bool:
+        """Does a `[ ... ]` hold a word decided at run time (an expansion or a glob)?"""
+        for sub in descendants(node):
+            if sub.type in DYNAMIC_NODES:
+                return True
+            if sub.type == "word" and (GLOB_CHARS.search(self.t(sub)) or self.t(sub)[:1] == "~"):
+                return True
+        return False
+
+    def _literal(self, node: Node) -> str | None:
+        return self._scratch().words.word(node).text
 
     def _scan_expression(self, node: Node) -> None:
         t = node.type
         if t in ("command_substitution", "process_substitution"):
             self.substitution(node)
             return
-        if t in ARITHMETIC or t == "subscript":
+        if t in ("arithmetic_expansion", "subscript"):
             self.words.arithmetic(node)
-        if t == "binary_expression":
-            op = node.child_by_field_name("operator")
-            if op is not None and op.type in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
-                self.words.arithmetic(node)
+        elif t in ("simple_expansion", "expansion"):
+            self.words.word(node)
+            return
+        op = node.child_by_field_name("operator")
+        operands = [c for c in node.named_children if c != op]
+        if t == "binary_expression" and op is not None and self.t(op) in TEST_ARITHMETIC:
+            if any(not NUMBER_RE.match(self._literal(c) or "x") for c in operands):
+                self.line.findings.append(Finding(
+                    f"`{shape(self.t(node))}` evaluates its operands as arithmetic", True))
+        if t == "unary_expression" and op is not None and self.t(op) in ("-v", "-R"):
+            if any(not PLAIN_NAME.match(self._literal(c) or "!") for c in operands):
+                self.line.findings.append(Finding(
+                    f"`{shape(self.t(node))}` evaluates a subscript as arithmetic", True))
         for child in node.named_children:
             self._scan_expression(child)
 

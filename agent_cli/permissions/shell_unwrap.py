@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from .shell_git import git_step
 from .shell_model import Command, Finding
 from .shell_options import Opts, opts, skip_options
+from .shell_proof import problems
 
 MAX_UNWRAP = 12
 WRAPPERS: dict[str, Opts] = {
@@ -298,6 +299,7 @@ def _step(cmd: Command, stdin_code: str | None, out: Unwrapped) -> list[tuple[Co
     name = name_of(cmd)
     if not name:
         return []
+    out.findings += [Finding(why, True) for why in problems(cmd)]
     if name in WRAPPERS:
         spec = WRAPPERS[name]
         nxt = _wrapper(cmd, name, spec, out)

@@ -3,10 +3,13 @@
 Deny first: a deny rule that matches anything the line runs (as written, through a wrapper,
 inside code given to a shell, `/bin/rm` as `rm`) denies it. Then a line is auto-allowed only
 when every command it runs as written is matched by an allow rule (the bare `Bash` rule
-covers them all), with no redirection to a file, assignment or finding that the rule does
-not cover, and -- while any Bash deny rule exists -- nothing the rules cannot see and no word
-decided at run time that could turn a command into one a deny rule names. Otherwise it asks;
-`reason` says why when an allow rule would have matched what was written.
+covers them all), and so is every command those start in turn (`find -exec rm`, `xargs rm`,
+`sudo rm`, `bash -c 'rm x'`: a rule naming the carrier does not stretch to its cargo; only
+the transparent wrappers -- `timeout`, `nice`, ... -- pass their rule on), with no
+redirection to a file, assignment or finding that the rule does not cover, and -- while any
+Bash deny rule exists -- nothing the rules cannot see and no word decided at run time that
+could turn a command into one a deny rule names. Otherwise it asks; `reason` says why when
+an allow rule would have matched what was written.
 """
 
 from __future__ import annotations
@@ -86,18 +89,30 @@ def _unseen(analysis: ShellAnalysis, denies: list[Any]) -> str:
     """Why a deny rule might match something the line runs ("" when none can)."""
     if not denies:
         return ""
-    if analysis.findings:
-        return analysis.findings[0].reason
     for form in analysis.forms():
         for entry in denies:
-            if _matches(entry, form, "possibly"):
+            if _matches(entry, form, "possibly") and not _matches(entry, form):
                 if not form.words:
                     return f"`{form.shown}` runs a command decided at run time"
                 return (
                     f"`{form.shown}` has words decided at run time that could make it "
                     f"match {entry.rule}"
                 )
+    if analysis.findings:
+        return analysis.findings[0].reason
     return ""
+
+
+def _uncovered(run: Any, allows: list[Any]) -> Command | None:
+    """A command `run` starts in turn (find -exec, xargs, sudo, code given to a shell) that
+    no allow rule covers: the rule naming the carrier does not stretch to what it carries."""
+    riding = {(c.words, c.complete, c.via) for c in run.allowable}
+    for cmd in run.inner:
+        if (cmd.words, cmd.complete, cmd.via) in riding:
+            continue
+        if not any(_matches(entry, cmd) for entry in allows):
+            return cmd
+    return None
 
 
 def _run_allowed(run: Any, allows: list[Any]) -> tuple[Any, str]:
@@ -107,7 +122,10 @@ def _run_allowed(run: Any, allows: list[Any]) -> tuple[Any, str]:
         for entry in allows:
             if not _matches(entry, form):
                 continue
-            if form.redirects:
+            carried = _uncovered(run, allows)
+            if carried is not None:
+                why = why or f"`{carried.shown}` (run by `{run.written.shown}`) is not allowed"
+            elif form.redirects:
                 why = why or f"the redirection `{form.redirects[0]}` is not covered by {entry.rule}"
             elif form.assigns:
                 why = why or f"`{form.assigns[0]}=...` before the command is not covered by a rule"
@@ -143,4 +161,4 @@ def judge(analysis: ShellAnalysis, allows: list[Any], denies: list[Any]) -> Shel
     if not named:  # still say what a deny rule might match: the human should know
         return ShellVerdict("ask", None, unseen, unseen)
     entry = covered[0] if covered else None
-    return ShellVerdict("ask", entry, strict or unseen or missing, unseen)
+    return ShellVerdict("ask", entry, unseen or strict or missing, unseen)

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from .shell_model import (
+    SENSITIVE_PREFIXES,
+    SENSITIVE_VARS,
     Finding,
     Line,
     Word,
@@ -30,6 +32,13 @@ LONE_DOLLAR_NEXT = (b"", b" ", b"\t", b"\n", b";", b"&", b"|", b")", b"<", b">",
 ARITHMETIC = frozenset(
     "arithmetic_expansion binary_expression unary_expression postfix_expression "
     "ternary_expression parenthesized_expression".split()
+)
+ARITHMETIC_OK = ARITHMETIC | {"number"}
+EVALUATED_VARS = frozenset({"BASH_EXECUTION_STRING", "BASH_COMMAND"})
+_NAME = r"([A-Za-z_][A-Za-z0-9_]*|[0-9]|[?#$!*@_-])"
+EXPANSION_RE = re.compile(  # ${N} ${#N} ${N[@]} ${N[3]} ${N:-w} ${N#p} ${N/p/r} ${N^^} ...
+    r"^\$\{#?" + _NAME + r"(\[(?:[@*]|[0-9]+)\])?(?:(:?[-+?=]|##?|%%?|//?|/#|/%|\^\^?|,,?)"
+    r"(?s:.*))?\}$"
 )
 
 
@@ -56,17 +65,18 @@ class WordReader:
         return self.b(node).decode("utf-8", errors="replace")
 
     def arithmetic(self, node: Node) -> None:
-        for sub in descendants(node):
-            if sub.type in ("variable_name", "simple_expansion", "expansion", "word"):
+        """Arithmetic is understood only on literal numbers: bash evaluates a variable's value,
+        and any subscript in it, as arithmetic in turn (`a[$(cmd)]` runs cmd)."""
+        for sub in [node, *descendants(node)]:
+            if sub.is_named and sub.type not in ARITHMETIC_OK:
                 self.line.findings.append(
                     Finding(
-                        "arithmetic on a variable can run code the rules cannot see "
-                        f"(`{shape(self.t(node))}`)",
+                        "arithmetic on anything but a literal number can run code the rules "
+                        f"cannot see (`{shape(self.t(node))}`)",
                         True,
                     )
                 )
                 return
-
 
     def word(self, node: Node) -> Word:
         t = node.type
@@ -93,6 +103,8 @@ class WordReader:
         if t == "expansion":
             self.expansion(node)
             return Word(None)
+        if t == "simple_expansion":
+            self.simple_expansion(node)
         if t in ("simple_expansion", "ansi_c_string", "translated_string", "brace_expression"):
             for child in node.named_children:
                 if child.type == "string":
@@ -150,12 +162,24 @@ class WordReader:
         return Word("".join(p.text or "" for p in parts))
 
     def expansion(self, node: Node) -> None:
+        """`${...}`: understood only in the forms that evaluate nothing (EXPANSION_RE)."""
         text = self.t(node)
-        if "!" in text[:3] or "[" in text or re.match(r"\$\{#?\w+:[^-=+?]", text):
+        m = EXPANSION_RE.match(text)
+        name = m.group(1) if m is not None else ""
+        assigned = m is not None and m.group(3) is not None and m.group(3).endswith("=")
+        sensitive = name in SENSITIVE_VARS or name.startswith(SENSITIVE_PREFIXES)
+        if m is None or name in EVALUATED_VARS or (assigned and sensitive):
             self.line.findings.append(
-                Finding(f"the expansion `{shape(text)}` is evaluated by bash", True)
+                Finding(f"the expansion `{shape(text)}` is not one the rules understand", True)
             )
         for child in node.named_children:
             if child.type not in ("variable_name", "special_variable_name"):
                 self.word(child)
 
+    def simple_expansion(self, node: Node) -> None:
+        """`$NAME`: its value is never evaluated, except the variables holding this line."""
+        name = self.t(node)[1:]
+        if name in EVALUATED_VARS:
+            self.line.findings.append(
+                Finding(f"`${name}` holds the command line itself", True)
+            )

@@ -148,8 +148,8 @@ def test_code_points_that_crash_the_grammar_are_read_as_word_bytes():
         ("hash -p /bin/rm ls", "`hash` changes what later commands mean"),
         ("timeout --bogus 5 ls", "`timeout --bogus` is an option the rules cannot read past"),
         ("watch ls", "`watch` runs its command through `sh -c`"),
-        ("x='a[$(ls)]'; echo $((x))", "arithmetic on a variable"),
-        ("echo ${!name}", "is evaluated by bash"),
+        ("x='a[$(ls)]'; echo $((x))", "arithmetic on anything but a literal number"),
+        ("echo ${!name}", "is not one the rules understand"),
         ("awk '{system($0)}' f", "`awk` is given a program that can run commands"),
         ("sed 's/a/b/e' f", "`sed` is given a program that can run commands"),
         ("tar --to-command=sh -xf a.tar", "`tar --to-command` runs a command"),
@@ -168,7 +168,11 @@ def test_findings_name_what_the_rules_cannot_see(command, finding):
     ["git status", "ls -la", "npm run test -- x", "git --no-pager log -3", "echo 'a | b'",
      "grep -rn 'x;y' src", "cat a.txt | sort | uniq -c", "python3 main.py", "make test",
      "ls 2>&1", "git log > /dev/null", "cd sub && ls", "for f in *.py; do wc -l \"$f\"; done",
-     "find . -name '*.py'", "awk '{print $1}' f", "sed -n '1,5p' f", "git commit -m 'x; y'"],
+     "find . -name '*.py'", "awk '{print $1}' f", "sed -n '1,5p' f", "git commit -m 'x; y'",
+     "read -r -p 'Name: ' x", "set -euo pipefail", "printf -v out '%s' x", "declare -a arr",
+     "local -r x=1", "[[ -n $x && $y == z ]]", "(( 2 > 1 ))", "echo ${x:-none} ${#y}",
+     "git rev-parse --abbrev-ref HEAD", "git log --oneline -n 5 --graph", "tar -czf o.tgz d",
+     "ssh -p 2222 -o BatchMode=yes host", "git status -sb", "git diff --stat HEAD~1"],
 )
 def test_ordinary_commands_have_nothing_hidden(command):
     assert analyze(command).findings == ()
@@ -289,3 +293,68 @@ def test_a_trailing_backslash_is_not_a_simple_command():
     cmd = parse_command("printf '%s\\0' START '\n'\\")
     assert not cmd.simple
     assert "cannot read" in cmd.reason
+
+
+# Builtin, expansion and option spellings (issue 20): bash evaluating a subscript, a prompt
+# transformation, a callback, an abbreviated or clustered option of git/ssh. The payload is
+# the recording program `aa`; whenever a policy allows a generated line -- specifier rules
+# naming every command used here, or `Bash` with a deny rule on `aa` -- bash must not start it.
+SPELL_PREFIX = ["", "x='a[$(aa)]'; ", "x='$(aa)'; ", "y=abc x='a[$(aa)]'; ",
+                "declare -a a=(1); ", "f() { aa; }; "]
+SPELL_FAMILIES = [  # (commands, words that may follow them)
+    (["ls", "printf", "test", "[", "echo", "declare", "local", "typeset", "read", "let",
+      "unset", "wait -n", "mapfile", "compgen", "[[", "timeout 5 ls", "env printf"],
+     ["-v", "-p", "-C aa", "-c1 -C aa", "-W '$(aa)'", "-aW'$(aa)'", "-F f", "-i",
+      "-v 'a[$(aa)]'", "-va'[$(aa)]'", "-p 'a[$(aa)]'", "-i x='a[$(aa)]'", "'a[$(aa)]'",
+      '"a[\\$(aa)]"', "'$(aa)'", "${x@P}", "${!x}", "${y:x}", "$((x))", "${a[x]}",
+      "'$(aa)' \"${BASH_EXECUTION_STRING@P}\"", "'$(aa)' ${BASH_COMMAND@P}", "-eq 1",
+      "1 -lt", "]", "]]", "x", "<<< 1"]),
+    (["git rebase HEAD~1", "git grep -e hello", "git difftool -y HEAD~1", "git fetch .",
+      "git clone . cl", "git ls-remote .", "git -P grep hello"],
+     ["-x aa", "-qx aa", "-qxaa", "--exe=aa", "--ex aa", "-O'aa'", "-iOaa", "-q",
+      "--open-files-in-p=aa", "--open=aa", "--upload-pac='aa;'", "--upl='aa;'",
+      "-u 'aa;'", "-qu'aa;'", "--exec='aa;'", "--extcmd=aa", "-yx aa", "--ext=aa", "-n"]),
+    (["ssh h", "scp h:x ."],
+     ["-oProxyCommand=aa", "-o ProxyCommand=aa", "-4oProxyCommand=aa", "-q",
+      "-o proxycommand=aa", "-o 'ProxyCommand aa'", "-o BatchMode=yes", "-F evil.conf"]),
+    (["timeout 5", "env", "nice -n1", "timeout --sig=KILL 5", "env --split='aa x'"],
+     ["aa", "'aa'", "-S aa", "-Saa", "--split-string=aa", "-i", "--", "ls"]),
+]
+SPELL_RULES = sorted({f"Bash({h.split()[0]} *)" for heads, _ in SPELL_FAMILIES for h in heads}
+                     - {"Bash([ *)", "Bash([[ *)", "Bash(timeout *)", "Bash(env *)",
+                        "Bash(nice *)"})  # a rule naming a wrapper allows what it runs
+spellings = st.sampled_from(SPELL_FAMILIES).flatmap(lambda fam: st.builds(
+    lambda pre, head, args, glue: pre + head + " " + "".join(
+        a + g for a, g in zip(args, glue, strict=False)).strip(),
+    st.sampled_from(SPELL_PREFIX), st.sampled_from(fam[0]),
+    st.lists(st.sampled_from(fam[1]), min_size=1, max_size=3),
+    st.lists(st.sampled_from([" ", "", " "]), min_size=3, max_size=3),
+))
+
+
+@pytest.fixture(scope="module")
+def spelling_policies(tmp_path_factory):
+    from agent_cli.permissions.policy import PermissionPolicy
+
+    d = tmp_path_factory.mktemp("spell-policy")
+    return (PermissionPolicy(d, allow=SPELL_RULES, settings_path=d / "a.json"),
+            PermissionPolicy(d, allow=["Bash"], deny=["Bash(aa *)"], settings_path=d / "b.json"))
+
+
+@pytest.fixture(scope="module")
+def spelling_repo(tmp_path_factory):
+    from support.spellings import build_template
+
+    return build_template(tmp_path_factory.mktemp("spell-repo") / "repo")
+
+
+@settings(max_examples=250, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=spellings)
+def test_a_generated_spelling_the_policy_allows_never_starts_the_payload(
+        line, spelling_policies, spelling_repo, recorders):
+    allowed = [p for p in spelling_policies if p.judge_shell(line).effect == "allow"]
+    if not allowed:
+        return
+    ran = _ran(line, recorders, spelling_repo)
+    assert not [argv for argv in ran if argv[0] == "aa"], (line, ran)
