@@ -23,7 +23,7 @@ from ..events import AgentError, Compacted, Event, EventBus, Notice, TurnFinishe
 from ..models.base import Message, Model, ModelRequest, ResponseDone, ToolUseBlock, Usage
 from ..pricing import Ledger
 from ..prompts import load_prompt
-from ..tools.base import ToolContext, ToolSet
+from ..tools.base import ToolContext, ToolOutput, ToolSet
 from . import compaction, cutoff
 from .conversation import answers_for, text_blocks
 from .history import History
@@ -78,6 +78,7 @@ class Agent:
         self._reinject_identity = False
         self._last_input_tokens = 0
         self._specs = ToolSpecs()
+        self._host_calls = 0  # run_tool's calls, for their ids
         self._cut_continued = False  # this turn already continued once after max_tokens
         self._max_tokens_next: int | None = None  # a larger budget for the next request only
         if resume:
@@ -320,6 +321,17 @@ class Agent:
         results, end_turn = runner.run_all(uses, self._cancel)
         self._add_user(results)
         return end_turn
+
+    def run_tool(self, name: str, tool_input: dict[str, Any]) -> ToolOutput:
+        """One call of this agent's tool outside a model turn (a custom command's
+        `` !`cmd` `` or `@file`): the same lookup, hooks, permission gate and events as a
+        call the model makes; the outcome is returned, never added to the conversation."""
+        self._cancel.clear()
+        runner = ToolRunner(self.name, self.tools, self.gate, self._emit, self._tool_context,
+                            self.hooks)
+        self._host_calls += 1
+        return runner.run_one(ToolUseBlock(id=f"host_{self._host_calls}", name=name,
+                                           input=tool_input))
 
     def _tool_context(self) -> ToolContext:
         ws = self.workspace() if self.workspace is not None else None

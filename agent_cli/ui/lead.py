@@ -41,7 +41,7 @@ class LeadRunner:
         self._warming = False
         self.on_change = on_change
         self._cond = threading.Condition()
-        self._queue: list[str | None] = []  # None: a turn on the inbox alone
+        self._queue: list[Any] = []  # None: a turn on the inbox alone
         self._busy = False
         self.started_at: float | None = None
         self.last_result: Any = None
@@ -95,8 +95,9 @@ class LeadRunner:
         with self._cond:
             return sum(1 for item in self._queue if item is not None)
 
-    def submit(self, text: str) -> bool:
-        """Send `text` to the lead; False when it was queued behind a running turn."""
+    def submit(self, text: Any) -> bool:
+        """Send `text` (or a custom command's CommandTurn) to the lead; False when it was
+        queued behind a running turn."""
         return self._enqueue(text)
 
     def wake(self) -> bool:
@@ -108,7 +109,7 @@ class LeadRunner:
         self._enqueue(None)
         return True
 
-    def _enqueue(self, item: str | None) -> bool:
+    def _enqueue(self, item: Any) -> bool:
         with self._cond:
             self._queue.append(item)
             if self._busy:
@@ -130,7 +131,7 @@ class LeadRunner:
         with self._cond:
             return self._cond.wait_for(lambda: not self._busy, timeout)
 
-    def _next(self) -> tuple[bool, str | None]:
+    def _next(self) -> tuple[bool, Any]:
         """(False, None) when the queue is empty (then idle), else (True, the next item)."""
         with self._cond:
             if not self._queue:
@@ -155,9 +156,20 @@ class LeadRunner:
                 )
         self.on_change()
 
-    def _turn(self, text: str | None) -> None:
-        """One turn: the unread inbox, then `text` (None: the inbox alone; no turn if empty).
-        A typed `text` passes the UserPromptSubmit hooks first (they may drop it)."""
+    def _turn(self, item: Any) -> None:
+        """One turn: the unread inbox, then `item` (None: the inbox alone; no turn if empty).
+        A custom command (ui/custom_commands.py) is prepared here, on this thread, so its
+        snippets can wait for an approval, and its turn runs in its scope. A typed text
+        passes the UserPromptSubmit hooks first (they may drop it)."""
+        prepare = getattr(item, "prepare", None)
+        if prepare is None:
+            self._run(item)
+            return
+        text = prepare(self.agent)
+        with item.scope(self.agent):
+            self._run(text)
+
+    def _run(self, text: str | None) -> None:
         if text is not None and self.hooks is not None:
             text = self.hooks.prompt(text)
             if text is None:

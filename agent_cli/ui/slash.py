@@ -77,6 +77,16 @@ def cmd_help(ctx: SlashContext, arg: str) -> None:
     for key, what in KEYS:
         table.add_row(Text(key, style="bold cyan"), what)
     ctx.console.print(table)
+    from .custom_commands import help_lines
+
+    custom = help_lines(ctx.runtime, set(COMMANDS) | set(ALIASES))
+    if custom:  # a file's text is data: shown, never interpreted as markup
+        ctx.console.print(Text("Custom commands (.claude/commands, ~/.claude/commands; a "
+                               "built-in of the same name wins):", style="bold"))
+        rows = Table.grid(padding=(0, 2))
+        for usage, what in custom:
+            rows.add_row(Text(usage, style="bold"), Text(what))
+        ctx.console.print(rows)
 
 
 def cmd_tasks(ctx: SlashContext, arg: str) -> None:
