@@ -14,8 +14,10 @@ from collections.abc import Callable
 from string import Template
 from typing import TYPE_CHECKING, Any
 
+from ..claude.agents import AgentType
 from ..names import LEAD
 from ..prompts import load_prompt
+from .agent_types import narrow, type_prompt
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,9 +47,12 @@ def build_agent(
     resume: bool = False,
     transcript_dir: Path | None = None,
     thinking: Thinking | None | bool = True,
+    agent_type: AgentType | None = None,
 ) -> Agent:
     """An Agent called `name` with `role_tools` + the workspace tools, checked by `gate`.
-    `thinking`: True (the session's extended thinking), or the agent's own (None: off)."""
+    `thinking`: True (the session's extended thinking), or the agent's own (None: off).
+    `agent_type`: its prompt follows the rendered one; its tool list narrows the workspace
+    and MCP tools (agent_types.py), never the role tools."""
     from ..agent.agent import Agent, AgentSettings
     from ..agent.identity import Identity
     from ..tools.base import ToolSet
@@ -55,14 +60,20 @@ def build_agent(
 
     team_name = rt.roster.team_name
     system = render_prompt(prompt_name, name=name, role=role, team=team_name, workdir=rt.workdir)
+    if agent_type is not None:
+        system = f"{system.rstrip()}\n\n{type_prompt(agent_type)}\n"
     system = compose_system(system, rt, lead=name == LEAD)
     made = rt.make_model(name, model)
+    mcp = rt.mcp.tools if rt.mcp else None
+    if agent_type is not None and agent_type.tools is not None and mcp is not None:
+        mcp = _narrowed(mcp, agent_type)
     return Agent(
         Identity(name, role, team_name, rt.workdir),
         system,
         made,
-        ToolSet(role_tools + workspace_tools(getattr(rt, "sandbox", None)),
-                extra=rt.mcp.tools if rt.mcp else None),
+        ToolSet(role_tools + narrow(agent_type, workspace_tools(getattr(rt, "sandbox", None)),
+                                    name, rt.events),
+                extra=mcp),
         gate,
         rt.events,
         transcript_dir=transcript_dir or rt.team_dir / "transcripts",
@@ -76,6 +87,12 @@ def build_agent(
         extra_identity=extra_identity,
         resume=resume,
     )
+
+
+def _narrowed(tools: Callable[[], list[Tool]], kind: AgentType) -> Callable[[], list[Tool]]:
+    """The MCP tools a type lists (asked again at every lookup, as servers come up)."""
+    keep = set(kind.tools or ())
+    return lambda: [t for t in tools() if t.name in keep]
 
 
 def web_tools_of(rt: Runtime) -> Callable[[], list[dict[str, Any]]]:

@@ -13,7 +13,6 @@ usual, since a command file may come with a repository. After the turn both are 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,38 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from ..claude.commands import CommandSet, CustomCommand, bang_commands, file_refs, load_commands
+from ..claude.names import is_claude_model, model_name, tool_names
 from ..events import Notice
 from ..tools.base import ToolSet
-
-MODEL_ALIASES = {"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-5",
-                 "opus": "claude-opus-4-1"}
-CLAUDE_MODEL_RE = re.compile(r"^claude-[a-z0-9.-]+$")
-# Claude Code's tool names -> agent-cli's (allowed-tools, agent definitions)
-CLAUDE_TOOLS = {"Bash": ("shell",), "Read": ("read_file",), "Write": ("write_file",),
-                "Edit": ("edit_file",), "MultiEdit": ("edit_file",), "Glob": ("glob",),
-                "Grep": ("grep",), "LS": ("glob",)}
 
 
 def command_set(runtime: Any) -> CommandSet:
     """The custom commands of this workdir and user, read now."""
     user_dir = runtime.settings.layer("user").path.parent
     return load_commands(Path(runtime.workdir), Path.home(), user_dir)
-
-
-def tool_names(listed: tuple[str, ...] | list[str], known: list[str]) -> tuple[list[str],
-                                                                                list[str]]:
-    """(agent-cli tool names, entries that name no tool here) for a Claude Code tool list
-    (`Bash(git diff:*)` is the shell tool; agent-cli's own names pass as they are)."""
-    names: list[str] = []
-    unknown: list[str] = []
-    for entry in listed:
-        base = entry.split("(", 1)[0].strip()
-        mapped = CLAUDE_TOOLS.get(base, (base,))
-        hits = [n for n in mapped if n in known]
-        if not hits:
-            unknown.append(entry)
-        names += [n for n in hits if n not in names]
-    return names, unknown
 
 
 @dataclass
@@ -106,23 +82,16 @@ class CommandTurn:
 
 
 def command_model(runtime: Any, command: CustomCommand) -> str | None:
-    """The Claude model a command's `model` names (aliases haiku, sonnet, opus), or None:
-    none given, `inherit`, not a Claude model name (a file never picks `demo` or a script),
-    or a session on the offline or scripted model (said once; it never turns into a call to
-    the API)."""
-    raw = command.model.strip()
-    if not raw or raw == "inherit":
-        return None
-    name = MODEL_ALIASES.get(raw, raw)
-    problem = ""
-    if not CLAUDE_MODEL_RE.match(name):
-        problem = f"model {raw!r} is not a Claude model name; the session's model is used"
-    elif runtime.config.model_factory is None and not CLAUDE_MODEL_RE.match(
+    """The Claude model a command's `model` names (claude/names.py), or None: none given,
+    not a Claude model name (a file never picks `demo` or a script), or a session on the
+    offline or scripted model (said once; it never turns into a call to the API)."""
+    name, problem = model_name(command.model)
+    if name is not None and runtime.config.model_factory is None and not is_claude_model(
             runtime.model_spec()):
-        problem = f"model {raw!r} not used: this session runs on {runtime.model_spec()}"
+        name, problem = None, (f"model {command.model.strip()!r} not used: this session runs "
+                               f"on {runtime.model_spec()}")
     if problem:
         runtime.events.emit(Notice("lead", f"{command.name}: {problem}", level="warning"))
-        return None
     return name
 
 

@@ -18,6 +18,7 @@ from rich.text import Text
 from ..errors import AgentCliError, UserError
 from ..names import check_name
 from . import tables
+from .agents_view import cmd_agents
 from .hooks_view import cmd_hooks
 from .memory_view import cmd_memory
 from .render import UiSettings
@@ -329,7 +330,10 @@ COMMANDS: dict[str, Command] = {
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
         Command("/cost", "/cost", "tokens and dollars per agent and in total", cmd_cost),
         Command("/mcp", "/mcp", "MCP servers: state and tools", cmd_mcp),
-        Command("/spawn", "/spawn NAME [ROLE]", "start a teammate", cmd_spawn),
+        Command("/spawn", "/spawn NAME [ROLE]", "start a teammate (a ROLE that names an "
+                "agent type gives it that type)", cmd_spawn),
+        Command("/agents", "/agents", "agent types from .claude/agents and ~/.claude/agents",
+                cmd_agents),
         Command("/shutdown", "/shutdown NAME", "ask a teammate to shut down", cmd_shutdown),
         Command("/verbose", "/verbose", "show teammates' text too (toggle)", cmd_verbose),
         Command("/resume", "/resume", "list sessions (agent-cli --resume ID resumes one)",
