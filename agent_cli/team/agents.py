@@ -15,8 +15,11 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from ..claude.agents import AgentType
+from ..claude.skills import Skills, load_skills
+from ..events import Notice
 from ..names import LEAD
 from ..prompts import load_prompt
+from ..tools.skill import skill_tool
 from .agent_types import narrow, type_prompt
 
 if TYPE_CHECKING:
@@ -62,7 +65,13 @@ def build_agent(
     system = render_prompt(prompt_name, name=name, role=role, team=team_name, workdir=rt.workdir)
     if agent_type is not None:
         system = f"{system.rstrip()}\n\n{type_prompt(agent_type)}\n"
-    system = compose_system(system, rt, lead=name == LEAD)
+    skills = skills_of(rt)
+    system = compose_system(system, rt, lead=name == LEAD, skills=skills)
+    if skills.skills:
+        role_tools = [*role_tools, skill_tool(skills)]  # read-only; a type never removes it
+    if name == LEAD:  # said once, at the lead's start
+        for problem in skills.problems:
+            rt.events.emit(Notice(LEAD, f"skills: {problem}", level="warning"))
     made = rt.make_model(name, model)
     mcp = rt.mcp.tools if rt.mcp else None
     if agent_type is not None and agent_type.tools is not None and mcp is not None:
@@ -103,13 +112,25 @@ def web_tools_of(rt: Runtime) -> Callable[[], list[dict[str, Any]]]:
     return lambda: offered(rt.policy.rules()).definitions
 
 
-def compose_system(system: str, rt: Runtime, lead: bool) -> str:
-    """The rendered prompt + the project memory (every agent) + --append-system-prompt (the
-    lead). Part of the system prompt, so compaction never drops it."""
+def skills_of(rt: Runtime) -> Skills:
+    """The skills of this workdir and user (claude/skills.py), read now."""
+    from pathlib import Path
+
+    user_dir = rt.settings.layer("user").path.parent
+    return load_skills(Path(rt.workdir), Path.home(), user_dir)
+
+
+def compose_system(system: str, rt: Runtime, lead: bool, skills: Skills | None = None) -> str:
+    """The rendered prompt + the project memory (every agent) + the skills' names and
+    descriptions (every agent) + --append-system-prompt (the lead). Part of the system
+    prompt, so compaction never drops it."""
     parts = [system.rstrip("\n")]
     memory = rt.memory.block()
     if memory:
         parts.append(memory)
+    listed = skills.block() if skills is not None else ""
+    if listed:
+        parts.append(listed)
     extra = (rt.config.append_system_prompt or "").strip()
     if lead and extra:
         parts.append(extra)
