@@ -25,6 +25,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # The user's own ~/.agent-cli (settings, AGENTS.md) never leaks into a test: an empty
     # user directory for the whole session (tests of the user layer point it elsewhere).
     os.environ["AGENT_CLI_HOME"] = tempfile.mkdtemp(prefix="agent-cli-home-")
+    # Likewise the user's ~/.claude (commands, agents, skills, CLAUDE.md): Claude Code's own
+    # CLAUDE_CONFIG_DIR points it at an empty directory (tests of it point it elsewhere).
+    os.environ["CLAUDE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="claude-home-")
 
 
 @pytest.fixture

@@ -48,16 +48,16 @@ class AgentTypes:
                          for t in self.types.values())
 
 
-def agent_dirs(workdir: Path, home: Path, user_dir: Path) -> list[tuple[Path, str]]:
+def agent_dirs(workdir: Path, claude_dir: Path, user_dir: Path) -> list[tuple[Path, str]]:
     return [(workdir / ".claude" / "agents", "project"),
             (workdir / ".agent-cli" / "agents", "project"),
-            (home / ".claude" / "agents", "user"),
+            (claude_dir / "agents", "user"),
             (user_dir / "agents", "user")]
 
 
-def load_agent_types(workdir: Path, home: Path, user_dir: Path) -> AgentTypes:
+def load_agent_types(workdir: Path, claude_dir: Path, user_dir: Path) -> AgentTypes:
     found = AgentTypes()
-    for root, origin in agent_dirs(workdir, home, user_dir):
+    for root, origin in agent_dirs(workdir, claude_dir, user_dir):
         for path in markdown_files(root, found.problems):
             if path.parent != root:
                 continue  # definitions live directly in the folder

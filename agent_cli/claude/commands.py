@@ -1,7 +1,8 @@
 """Custom slash commands from Markdown files, as Claude Code defines them.
 
 Looked up in `.claude/commands/` and `.agent-cli/commands/` of the workdir, then in
-`~/.claude/commands/` and the user's agent-cli directory (`commands/`): `name.md` is
+`~/.claude/commands/` ($CLAUDE_CONFIG_DIR) and the user's agent-cli directory (`commands/`):
+`name.md` is
 `/name`, `frontend/component.md` is `/frontend:component`. A project's file wins over the
 user's of the same name (said in /help). Frontmatter: `description` (else the body's first
 line), `argument-hint`, `model`, `allowed-tools`. The body is the prompt: `$ARGUMENTS` is
@@ -70,18 +71,18 @@ class CommandSet:
         return self.commands.get(name)
 
 
-def command_dirs(workdir: Path, home: Path, user_dir: Path) -> list[tuple[Path, str]]:
+def command_dirs(workdir: Path, claude_dir: Path, user_dir: Path) -> list[tuple[Path, str]]:
     """Where commands are looked up, in order of precedence."""
     return [(workdir / ".claude" / "commands", "project"),
             (workdir / ".agent-cli" / "commands", "project"),
-            (home / ".claude" / "commands", "user"),
+            (claude_dir / "commands", "user"),
             (user_dir / "commands", "user")]
 
 
-def load_commands(workdir: Path, home: Path, user_dir: Path) -> CommandSet:
+def load_commands(workdir: Path, claude_dir: Path, user_dir: Path) -> CommandSet:
     """Every command file; the first of a name (project before user) wins."""
     found = CommandSet()
-    for root, origin in command_dirs(workdir, home, user_dir):
+    for root, origin in command_dirs(workdir, claude_dir, user_dir):
         for path in markdown_files(root, found.problems):
             command = _load(path, root, origin, found.problems)
             if command is None:

@@ -51,16 +51,16 @@ class Skills:
                           "its instructions and lists the files beside it):", *rows])
 
 
-def skill_dirs(workdir: Path, home: Path, user_dir: Path) -> list[tuple[Path, str]]:
+def skill_dirs(workdir: Path, claude_dir: Path, user_dir: Path) -> list[tuple[Path, str]]:
     return [(workdir / ".claude" / "skills", "project"),
             (workdir / ".agent-cli" / "skills", "project"),
-            (home / ".claude" / "skills", "user"),
+            (claude_dir / "skills", "user"),
             (user_dir / "skills", "user")]
 
 
-def load_skills(workdir: Path, home: Path, user_dir: Path) -> Skills:
+def load_skills(workdir: Path, claude_dir: Path, user_dir: Path) -> Skills:
     found = Skills()
-    for root, origin in skill_dirs(workdir, home, user_dir):
+    for root, origin in skill_dirs(workdir, claude_dir, user_dir):
         if not real_dir(root, found.problems):
             continue
         for folder in sorted(root.iterdir()):

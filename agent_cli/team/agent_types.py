@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..claude.agents import AgentType, AgentTypes, load_agent_types
 from ..claude.names import is_claude_model, model_name, tool_names
+from ..claude.paths import claude_home
 from ..events import Notice
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ def agent_types(rt: Any) -> AgentTypes:
     """The agent definitions of this workdir and user, read now (problems said as notices
     once per read)."""
     user_dir = rt.settings.layer("user").path.parent
-    return load_agent_types(Path(rt.workdir), Path.home(), user_dir)
+    return load_agent_types(Path(rt.workdir), claude_home(), user_dir)
 
 
 def type_prompt(kind: AgentType) -> str:

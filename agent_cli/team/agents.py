@@ -15,6 +15,7 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from ..claude.agents import AgentType
+from ..claude.paths import claude_home
 from ..claude.skills import Skills, load_skills
 from ..events import Notice
 from ..names import LEAD
@@ -117,7 +118,7 @@ def skills_of(rt: Runtime) -> Skills:
     from pathlib import Path
 
     user_dir = rt.settings.layer("user").path.parent
-    return load_skills(Path(rt.workdir), Path.home(), user_dir)
+    return load_skills(Path(rt.workdir), claude_home(), user_dir)
 
 
 def compose_system(system: str, rt: Runtime, lead: bool, skills: Skills | None = None) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from ..claude.commands import CommandSet, CustomCommand, bang_commands, file_refs, load_commands
 from ..claude.names import is_claude_model, model_name, tool_names
+from ..claude.paths import claude_home
 from ..events import Notice
 from ..tools.base import ToolSet
 
@@ -28,7 +29,7 @@ from ..tools.base import ToolSet
 def command_set(runtime: Any) -> CommandSet:
     """The custom commands of this workdir and user, read now."""
     user_dir = runtime.settings.layer("user").path.parent
-    return load_commands(Path(runtime.workdir), Path.home(), user_dir)
+    return load_commands(Path(runtime.workdir), claude_home(), user_dir)
 
 
 @dataclass

@@ -23,7 +23,8 @@ Review $2 for $1 problems. All: $ARGUMENTS
 
 
 def load(tmp_path: Path):
-    return load_commands(tmp_path / "work", tmp_path / "home", tmp_path / "home" / ".agent-cli")
+    return load_commands(tmp_path / "work", tmp_path / "home" / ".claude",
+                         tmp_path / "home" / ".agent-cli")
 
 
 def test_project_user_and_namespaced_commands_are_found(tmp_path: Path) -> None:

@@ -25,7 +25,8 @@ def run_p(workdir: Path, home: Path, script: dict[str, Any], *args: str,
     (None: /dev/null, as a run with nothing piped)."""
     path = workdir.parent / "script.json"
     path.write_text(json.dumps(script), encoding="utf-8")
-    env = cli_env(HOME=str(home), AGENT_CLI_HOME=str(home / ".agent-cli"))
+    env = cli_env(HOME=str(home), AGENT_CLI_HOME=str(home / ".agent-cli"),
+                  CLAUDE_CONFIG_DIR=str(home / ".claude"))
     return subprocess.run(
         [sys.executable, "-m", "agent_cli", "-C", str(workdir), "--model", f"script:{path}",
          *args], env=env, input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL,

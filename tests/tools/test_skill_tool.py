@@ -27,6 +27,7 @@ Use `pdftk form.pdf fill_form data.fdf output out.pdf`.
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "home" / ".claude"))
     return tmp_path / "home"
 
 
@@ -61,7 +62,7 @@ def test_lead_and_teammates_see_names_and_descriptions_only(workdir: Path, home:
 def test_the_skill_tool_loads_the_body_and_its_files_confined(workdir: Path,
                                                               home: Path) -> None:
     _skills(workdir, home)
-    tool = skill_tool(load_skills(workdir, home, home / ".agent-cli"))
+    tool = skill_tool(load_skills(workdir, home / ".claude", home / ".agent-cli"))
     ctx = ToolContext(agent="lead", workdir=workdir)
 
     def run(**raw) -> tuple[bool, str]:
@@ -84,7 +85,7 @@ def test_odd_skill_folders_are_named_and_skipped(workdir: Path, home: Path) -> N
     os.makedirs(workdir / ".claude/skills")
     os.symlink(home / "elsewhere", workdir / ".claude/skills/linked")
     write(workdir / ".claude/skills/bad/SKILL.md", "---\ndescription: x\n")
-    found = load_skills(workdir, home, home / ".agent-cli")
+    found = load_skills(workdir, home / ".claude", home / ".agent-cli")
     assert found.skills == {}
     problems = "\n".join(found.problems)
     assert "linked: a symlink; not followed" in problems and "bad/SKILL.md" in problems

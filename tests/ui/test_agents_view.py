@@ -25,6 +25,7 @@ class _Lead:
 def test_agents_lists_types_and_problems(workdir: Path, tmp_path: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "home" / ".claude"))
     write(workdir / ".claude/agents/code-reviewer.md",
           "---\ndescription: Reviews [bold]diffs[/bold]\ntools: Read, Grep\nmodel: haiku\n---\n"
           "Review.\n")

@@ -17,6 +17,7 @@ from agent_cli.models.scripted import Reply
 @pytest.fixture
 def harness(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "home" / ".claude"))
     write(workdir / ".claude/commands/review.md",
           "---\ndescription: Review for a concern\nargument-hint: [concern]\n---\n"
           "Review for $ARGUMENTS.\nMade: !`touch made.txt`\n")
