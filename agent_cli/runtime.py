@@ -201,9 +201,11 @@ class Runtime:
         with self._memory_lock:
             if self._memory is not None:
                 return self._memory
+            from .claude.paths import claude_home
             from .memory import load_memory
 
-            self._memory = load_memory(self.workdir, self.settings.layer("user").path.parent)
+            self._memory = load_memory(self.workdir, self.settings.layer("user").path.parent,
+                                       claude_home())
         from .events import Notice
 
         for warning in self._memory.warnings:
