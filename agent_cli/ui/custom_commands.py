@@ -24,6 +24,7 @@ from ..claude.names import is_claude_model, model_name, tool_names
 from ..claude.paths import claude_home
 from ..events import Notice
 from ..tools.base import ToolSet
+from .headless_stdin import STDIN_MARK
 
 
 def command_set(runtime: Any) -> CommandSet:
@@ -39,6 +40,7 @@ class CommandTurn:
     runtime: Any
     command: CustomCommand
     arguments: str
+    piped: str = ""  # a -p run's <stdin> block: follows the prompt, never searched
 
     @property
     def shown(self) -> str:
@@ -60,7 +62,7 @@ class CommandTurn:
             files.append(f"<file path=\"{_attr(ref)}\">\n{body.rstrip()}\n</file>")
         if files:
             text += "\n\n" + "\n".join(files)
-        return text
+        return text + self.piped
 
     @contextmanager
     def scope(self, agent: Any) -> Iterator[None]:
@@ -103,12 +105,15 @@ def _attr(text: str) -> str:
 def command_turn(runtime: Any, line: str, commands: CommandSet | None = None
                  ) -> CommandTurn | None:
     """The CommandTurn a `/name args` line calls, or None when it names no custom command."""
-    text = line.strip()
+    head, mark, tail = line.partition(STDIN_MARK)  # piped text is data: no !`cmd`, no @file
+    text = head.strip()
     if not text.startswith("/"):
         return None
-    name, _, arguments = text.partition(" ")
+    name, *rest = text.split(None, 1)
     found = (commands or command_set(runtime)).get(name)
-    return CommandTurn(runtime, found, arguments.strip()) if found is not None else None
+    if found is None:
+        return None
+    return CommandTurn(runtime, found, rest[0].strip() if rest else "", mark + tail)
 
 
 def completion_help(runtime: Any, builtins: dict[str, str]) -> dict[str, str]:

@@ -20,6 +20,7 @@ from ..errors import UserError
 
 STDIN_CAP = 200_000  # bytes of piped input sent to the model
 PIPE_WAIT_S = 3.0
+STDIN_MARK = "\n\n<stdin>\n"  # where the piped text starts in the prompt
 
 
 @dataclass(frozen=True)
@@ -100,4 +101,4 @@ def with_piped(prompt: str | None, stdin: TextIO | None, err: TextIO,
     if given is None:
         return piped.text + note
     body = piped.text.replace("</stdin", "&lt;/stdin")
-    return f"{given}\n\n<stdin>\n{body.rstrip(chr(10))}\n</stdin>{note}"
+    return f"{given}{STDIN_MARK}{body.rstrip(chr(10))}\n</stdin>{note}"

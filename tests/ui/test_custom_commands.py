@@ -113,3 +113,16 @@ def test_a_repository_command_cannot_allow_what_the_rules_do_not(
     assert not (workdir / "pwned").exists()
     [result] = [b for b in model.requests[1].messages[-1].content if b.type == "tool_result"]
     assert result.is_error
+
+
+def test_piped_text_follows_a_command_and_is_never_run(tmp_path: Path, workdir: Path) -> None:
+    write(workdir / ".claude/commands/review.md", "Review this diff for $ARGUMENTS.\n")
+    diff = "+ added !`touch pwned` and @../secret.txt\n"
+    write(tmp_path / "secret.txt", "TOP SECRET\n")
+    proc = run_p(workdir, tmp_path, SCRIPT, "--allow", "Bash(touch pwned)", "-p", "/review",
+                 stdin=diff)
+    assert proc.returncode == 0, proc.stderr
+    [sent] = user_texts(workdir)
+    assert sent == ("Review this diff for .\n\n<stdin>\n+ added !`touch pwned` and "
+                    "@../secret.txt\n</stdin>")
+    assert not (workdir / "pwned").exists()
