@@ -59,6 +59,17 @@ def narrow(kind: AgentType | None, tools: list[Tool], agent: str, events: Any) -
     return [t for t in tools if t.name in keep]
 
 
+def start_problems(rt: Any) -> list[str]:
+    """What could not be read among the agent definitions and custom commands (named once,
+    when the lead starts; /agents and /help name them again)."""
+    from ..claude.commands import load_commands
+
+    user_dir = rt.settings.layer("user").path.parent
+    commands = load_commands(Path(rt.workdir), claude_home(), user_dir)
+    return ([f"agents: {p}" for p in agent_types(rt).problems]
+            + [f"commands: {p}" for p in commands.problems])
+
+
 def spawn_listing(rt: Any) -> str:
     """The available types for the lead's spawn_teammate description ("" when none)."""
     try:

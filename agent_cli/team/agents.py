@@ -21,7 +21,7 @@ from ..events import Notice
 from ..names import LEAD
 from ..prompts import load_prompt
 from ..tools.skill import skill_tool
-from .agent_types import narrow, type_prompt
+from .agent_types import narrow, start_problems, type_prompt
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -71,8 +71,8 @@ def build_agent(
     if skills.skills:
         role_tools = [*role_tools, skill_tool(skills)]  # read-only; a type never removes it
     if name == LEAD:  # said once, at the lead's start
-        for problem in skills.problems:
-            rt.events.emit(Notice(LEAD, f"skills: {problem}", level="warning"))
+        for problem in [f"skills: {p}" for p in skills.problems] + start_problems(rt):
+            rt.events.emit(Notice(LEAD, problem, level="warning"))
     made = rt.make_model(name, model)
     mcp = rt.mcp.tools if rt.mcp else None
     if agent_type is not None and agent_type.tools is not None and mcp is not None:

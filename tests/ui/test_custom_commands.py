@@ -126,3 +126,15 @@ def test_piped_text_follows_a_command_and_is_never_run(tmp_path: Path, workdir: 
     assert sent == ("Review this diff for .\n\n<stdin>\n+ added !`touch pwned` and "
                     "@../secret.txt\n</stdin>")
     assert not (workdir / "pwned").exists()
+
+
+def test_unreadable_claude_files_are_named_once_at_start(tmp_path: Path, workdir: Path) -> None:
+    write(workdir / ".claude/commands/bad.md", "---\ndescription: never closed\n")
+    write(workdir / ".claude/agents/worse.md", "---\n  indented: x\n---\nbody\n")
+    proc = run_p(workdir, tmp_path, SCRIPT, "-p", "hello")
+    assert proc.returncode == 0, proc.stderr
+    lines = [x for x in proc.stderr.splitlines() if "agent-cli: warning" in x]
+    assert len(lines) == 2
+    assert "agents: " in lines[0] and "worse.md: line 2: not a `key: value` line" in lines[0]
+    assert "commands: " in lines[1] and "bad.md: the frontmatter opened by --- on line 1" in (
+        lines[1])
