@@ -12,9 +12,11 @@ its transcript in step in history.py; the settings, pre-call answer and result i
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,7 +80,7 @@ class Agent:
         self._reinject_identity = False
         self._last_input_tokens = 0
         self._specs = ToolSpecs()
-        self._host_calls = 0  # run_tool's calls, for their ids
+        self._host_ids = itertools.count(1)  # run_tool's call ids
         self._cut_continued = False  # this turn already continued once after max_tokens
         self._max_tokens_next: int | None = None  # a larger budget for the next request only
         if resume:
@@ -322,16 +324,14 @@ class Agent:
         self._add_user(results)
         return end_turn
 
-    def run_tool(self, name: str, tool_input: dict[str, Any]) -> ToolOutput:
-        """One call of this agent's tool outside a model turn (a custom command's
-        `` !`cmd` `` or `@file`): the same lookup, hooks, permission gate and events as a
-        call the model makes; the outcome is returned, never added to the conversation."""
+    def run_tool(self, name: str, tool_input: dict[str, Any], purpose: str = "") -> ToolOutput:
+        """A tool call outside a model turn (a custom command's !`cmd`, @file): the same hooks,
+        gate and events as the model's; returned, never added to the conversation."""
         self._cancel.clear()
-        runner = ToolRunner(self.name, self.tools, self.gate, self._emit, self._tool_context,
-                            self.hooks)
-        self._host_calls += 1
-        return runner.run_one(ToolUseBlock(id=f"host_{self._host_calls}", name=name,
-                                           input=tool_input))
+        use = ToolUseBlock(id=f"host_{next(self._host_ids)}", name=name, input=tool_input)
+        context = lambda: replace(self._tool_context(), purpose=purpose)  # noqa: E731
+        return ToolRunner(self.name, self.tools, self.gate, self._emit, context,
+                          self.hooks).run_one(use)
 
     def _tool_context(self) -> ToolContext:
         ws = self.workspace() if self.workspace is not None else None

@@ -50,14 +50,14 @@ class CommandTurn:
         """The prompt: the body with its arguments, snippets' outputs and files' contents."""
         text = self.command.expand(self.arguments)
         for cmd in bang_commands(text):
-            out = agent.run_tool("shell", {"command": cmd})
+            out = agent.run_tool("shell", {"command": cmd}, purpose=self.command.name)
             result = (out.content if not out.is_error or "[exit" in out.content
                       else f"(not run: {out.content})")
             text = text.replace(f"!`{cmd}`", f"\n<command-output command=\"{_attr(cmd)}\">\n"
                                 f"{result.rstrip()}\n</command-output>\n", 1)
         files = []
         for ref in file_refs(text):
-            out = agent.run_tool("read_file", {"path": ref})
+            out = agent.run_tool("read_file", {"path": ref}, purpose=self.command.name)
             body = out.content if not out.is_error else f"(not read: {out.content})"
             files.append(f"<file path=\"{_attr(ref)}\">\n{body.rstrip()}\n</file>")
         if files:

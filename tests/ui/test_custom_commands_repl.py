@@ -54,7 +54,7 @@ def test_tab_completion_offers_them_with_descriptions(harness: Harness) -> None:
 def test_a_command_runs_as_a_lead_turn_after_its_snippet_is_approved(
         harness: Harness, workdir: Path) -> None:
     harness.send("/review security\r")
-    harness.screen.wait_for("lead wants to run `touch made.txt`")
+    harness.screen.wait_for("lead wants to run `touch made.txt` — /review")
     assert harness.model.requests == []  # nothing is sent before the snippet is answered
     harness.send("1")
     harness.screen.wait_for("Reviewed.")
