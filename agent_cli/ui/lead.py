@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..events import AgentError
+from ..events import AgentError, Notice
 
 
 class LeadRunner:
@@ -166,6 +166,10 @@ class LeadRunner:
             self._run(item)
             return
         text = prepare(self.agent)
+        if self.agent.cancel_event.is_set():  # interrupted while a snippet ran: no turn
+            self.runtime.events.emit(Notice("lead", f"{item.shown}: interrupted; nothing was "
+                                            "sent to the model"))
+            return
         with item.scope(self.agent):
             self._run(text)
 

@@ -29,6 +29,7 @@ def harness(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     h.model = model
     h.start()
     yield h
+    assert h.repl.lead.wait_idle(WAIT)  # the lead's last redraw happens before the exit
     h.quit()
     rt.close(2.0)
 
@@ -77,3 +78,33 @@ def test_a_users_namespaced_command_fills_its_arguments(harness: Harness) -> Non
     harness.send("/frontend:component Button\r")
     harness.screen.wait_for("Reviewed.")
     assert harness.model.requests[-1].messages[-1].text() == "Create component Button."
+
+
+def test_escape_during_a_snippet_sends_nothing(workdir: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from agent_cli.app import open_runtime
+    from agent_cli.events import ToolStarted
+    from agent_cli.models.scripted import ScriptedModel
+    from agent_cli.runtime import RuntimeConfig
+
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    write(workdir / ".claude/commands/slow.md", "Status: !`sleep 60`\n")
+    model = ScriptedModel({"lead": [Reply("Next turn.")]})
+    rt = open_runtime(workdir, RuntimeConfig(model_factory=lambda agent, spec: model,
+                                             idle_timeout_s=0, allow=["Bash(sleep 60)"]))
+    started = threading.Event()
+    rt.events.subscribe(lambda e: started.set() if isinstance(e, ToolStarted) else None)
+    h = Harness(rt).start()
+    try:
+        h.send("/slow\r")
+        assert started.wait(WAIT)
+        h.send("\x1b")
+        assert h.repl.lead.wait_idle(WAIT), "the snippet did not stop"
+        h.screen.wait_for("/slow: interrupted; nothing was sent to the model")
+        assert model.requests == []
+        h.command("go on", "Next turn.")
+    finally:
+        h.quit()
+        rt.close(2.0)
