@@ -24,7 +24,7 @@ from .frontmatter import FrontmatterError, parse
 from .textfiles import markdown_files, read_small
 
 PART_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-POSITIONAL_RE = re.compile(r"\$([1-9])(?![0-9])")
+PLACEHOLDER_RE = re.compile(r"\$ARGUMENTS|\$([1-9])(?![0-9])")
 BANG_RE = re.compile(r"!`([^`\n]+)`")
 FILE_REF_RE = re.compile(r"(?<![\w@`/])@((?:[\w.~-]|/)[^\s`'\"<>]*)")
 TRAILING = ".,;:!?)]}"
@@ -50,10 +50,15 @@ class CustomCommand:
             words = shlex.split(args)
         except ValueError:  # an unbalanced quote: plain words
             words = args.split()
-        used = "$ARGUMENTS" in self.body or POSITIONAL_RE.search(self.body) is not None
-        text = self.body.replace("$ARGUMENTS", args)
-        text = POSITIONAL_RE.sub(
-            lambda m: words[int(m.group(1)) - 1] if int(m.group(1)) <= len(words) else "", text)
+        used = PLACEHOLDER_RE.search(self.body) is not None
+
+        def fill(m: re.Match[str]) -> str:  # one pass: an argument's own `$1` stays as typed
+            if m.group(1) is None:
+                return args
+            n = int(m.group(1))
+            return words[n - 1] if n <= len(words) else ""
+
+        text = PLACEHOLDER_RE.sub(fill, self.body)
         if args and not used:
             text = f"{text.rstrip()}\n\nARGUMENTS: {args}"
         return text.strip()

@@ -52,6 +52,8 @@ def test_arguments_fill_the_placeholders(tmp_path: Path) -> None:
     assert found.get("/review").expand('security "src/a b.py"') == (
         'Review src/a b.py for security problems. All: security "src/a b.py"')
     assert found.get("/review").expand("") == "Review  for  problems. All:"
+    assert found.get("/review").expand("$2 $ARGUMENTS") == (
+        "Review $ARGUMENTS for $2 problems. All: $2 $ARGUMENTS")
     assert found.get("/plain").expand("in tests/unit") == (
         "Fix the tests.\n\nARGUMENTS: in tests/unit")
 
