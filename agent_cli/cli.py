@@ -141,8 +141,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 def add_headless_options(parser: argparse.ArgumentParser) -> None:
     """-p and what shapes a headless run."""
-    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT",
-                        help="headless: run one lead turn with PROMPT and print the result")
+    parser.add_argument("-p", "--print", dest="prompt", metavar="PROMPT", nargs="?", const="",
+                        help="headless: run one lead turn with PROMPT and print the result; "
+                        "piped standard input is added to it (capped), or is the prompt "
+                        "when none is given; PROMPT may be a /command")
     parser.add_argument("--wait", action="store_true",
                         help="headless: wait until the team is quiet before printing")
     parser.add_argument("--timeout", type=positive_seconds, default=600.0, metavar="S",
@@ -276,8 +278,10 @@ def dispatch(args: argparse.Namespace, started: Callable[[], None] = lambda: Non
         return args.handler(args)
     from .app import open_runtime
 
-    if args.prompt is not None and not args.prompt.strip():
-        raise UserError("-p needs a prompt: the one given is empty")
+    if args.prompt is not None:  # piped input joins the prompt before anything starts
+        from .ui.headless_stdin import with_piped
+
+        args.prompt = with_piped(args.prompt, sys.stdin, sys.stderr)
     if getattr(args, "resume", None) == "":  # --resume alone: list the sessions
         return list_sessions(args)
     runtime = open_runtime(workdir_of(args), runtime_config(args))

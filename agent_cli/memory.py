@@ -1,13 +1,17 @@
-"""Project memory: AGENTS.md / CLAUDE.md / CLAUDE.local.md from the workdir up to the repository
-root (root first), plus the user's `~/.agent-cli/AGENTS.md`, with `@relative/path` imports.
+"""Project memory: AGENTS.md / CLAUDE.md / .claude/CLAUDE.md / CLAUDE.local.md from the
+workdir up to the repository root (root first), after the user's own `~/.agent-cli/AGENTS.md`
+and `~/.claude/CLAUDE.md` ($CLAUDE_CONFIG_DIR), with `@path` imports as Claude Code reads them.
 
 Every file is opened without following a symlink out of its boundary (the repository, or the
-workdir outside one; for the user's own AGENTS.md, which may be a dotfiles symlink, the
-directory it really lives in), must be a regular file (a FIFO or a directory is reported,
-never read), and is cut at 40 KB with a warning; at most 100 files are read. An import line
-is a line that is only `@path`: it is replaced by that file (relative to the importing file,
-at most 5 levels deep, never outside the boundary; a missing or refused import is one
-warning). Nothing here raises for a bad file: problems are warnings.
+workdir outside one; for the user's own files, which may be dotfiles symlinks, the directory
+each really lives in), must be a regular file (a FIFO or a directory is reported, never read),
+and is cut at 40 KB with a warning; at most 100 files are read. An import is `@path` anywhere
+in the prose (never inside a code span or a fenced block): a line that is only `@path` is
+replaced by the file, one named inside a sentence is added after that line. Paths are
+relative to the importing file, at most 5 levels deep, never outside the boundary; `@~/...`
+reaches the home directory from the user's own files only, never from a repository's. A
+missing or refused import is one warning (a bare `@name` inside a sentence that names no
+file is a mention, not an import). Nothing here raises for a bad file: problems are warnings.
 """
 
 from __future__ import annotations
@@ -21,11 +25,13 @@ from pathlib import Path
 
 from .repo import find_repo_root
 
-MEMORY_NAMES = ("AGENTS.md", "CLAUDE.md", "CLAUDE.local.md")
+MEMORY_NAMES = ("AGENTS.md", "CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
 MAX_BYTES = 40 * 1024
 MAX_DEPTH = 5
 MAX_FILES = 100  # files in all (memory files + imports): a fan-out of imports stops here
 IMPORT_RE = re.compile(r"^\s*@(\S+)\s*$")
+INLINE_RE = re.compile(r"(?<![\w@`/])@([~\w./-][^\s`<>]*)")
+CODE_SPAN_RE = re.compile(r"(`+)[^`]*?\1")
 HEADING = "# Project memory"
 
 
@@ -88,11 +94,12 @@ class _Reader:
         finally:
             os.close(fd)
 
-    def load(self, path: Path, boundary: Path, imports: Path, depth: int = 0,
-             parent: Path | None = None) -> str | None:
+    def load(self, path: Path, boundary: Path, imports: tuple[Path, ...], depth: int = 0,
+             parent: Path | None = None, user: bool = False) -> str | None:
         """The file's text with its imports expanded, or None when it was not loaded.
 
-        The file itself must be inside `boundary`; what it imports, inside `imports`.
+        The file itself must be inside `boundary`; what it imports, inside one of `imports`.
+        `user`: the user's own file, which may import `@~/...` from the home directory.
         """
         real = Path(os.path.realpath(path))
         rule = self.withheld(real) if self.withheld is not None else ""
@@ -118,40 +125,72 @@ class _Reader:
                 f"{path}: {size} bytes, over the {MAX_BYTES // 1024} KB limit; truncated")
         self.memory.files.append(MemoryFile(path, size, cut, parent))
         text = data.decode("utf-8", errors="replace")
-        return self._expand(text, path, imports, depth)
+        return self._expand(text, path, imports, depth, user)
 
-    def _expand(self, text: str, path: Path, boundary: Path, depth: int) -> str:
+    def _expand(self, text: str, path: Path, roots: tuple[Path, ...], depth: int,
+                user: bool) -> str:
         out: list[str] = []
         in_fence = False
         for number, line in enumerate(text.splitlines(), start=1):
-            if line.lstrip().startswith("```"):
+            if line.lstrip().startswith(("```", "~~~")):
                 in_fence = not in_fence
-            m = None if in_fence else IMPORT_RE.match(line)
-            if m is None:
+            if in_fence:
                 out.append(line)
                 continue
             where = f"{path}:{number}"
-            target = m.group(1)
-            if depth + 1 > MAX_DEPTH:
-                self.memory.warnings.append(
-                    f"{where}: @{target} not imported (imports nest at most {MAX_DEPTH} deep)")
+            m = IMPORT_RE.match(line)
+            if m is not None:  # a line that is only `@path`: the file takes its place
+                loaded = self._import(m.group(1), where, path, roots, depth, user, True)
+                if loaded is not None:
+                    out.append(loaded)
                 continue
-            if target.startswith(("/", "~")):
-                self.memory.warnings.append(
-                    f"{where}: @{target} not imported (imports are relative paths)")
-                continue
-            child = path.parent / target
-            if not Path(os.path.realpath(child)).is_relative_to(boundary):
-                self.memory.warnings.append(
-                    f"{where}: @{target} not imported (outside {boundary})")
-                continue
-            if not os.path.exists(child):
-                self.memory.warnings.append(f"{where}: @{target} not found")
-                continue
-            loaded = self.load(child, boundary, boundary, depth + 1, path)
-            if loaded is not None:
-                out.append(loaded)
+            out.append(line)
+            for target in inline_imports(line):  # `see @docs/x.md`: the file follows the line
+                loaded = self._import(target, where, path, roots, depth, user, False)
+                if loaded is not None:
+                    out.append(loaded)
         return "\n".join(out)
+
+    def _import(self, target: str, where: str, path: Path, roots: tuple[Path, ...],
+                depth: int, user: bool, whole_line: bool) -> str | None:
+        warn = self.memory.warnings.append
+        if depth + 1 > MAX_DEPTH:
+            warn(f"{where}: @{target} not imported (imports nest at most {MAX_DEPTH} deep)")
+            return None
+        if target.startswith("~/") and user:
+            child = Path.home() / target[2:]
+        elif target.startswith("~"):
+            warn(f"{where}: @{target} not imported (a repository's file may not import from "
+                 "the home directory)")
+            return None
+        elif target.startswith("/"):
+            warn(f"{where}: @{target} not imported (imports are relative paths)")
+            return None
+        else:
+            child = path.parent / target
+        if not any(Path(os.path.realpath(child)).is_relative_to(r) for r in roots):
+            warn(f"{where}: @{target} not imported (outside {roots[0]})")
+            return None
+        if not os.path.exists(child):
+            if whole_line or "/" in target or "." in target:  # `@alice` is a mention
+                warn(f"{where}: @{target} not found")
+            return None
+        boundary = next(r for r in roots if Path(os.path.realpath(child)).is_relative_to(r))
+        return self.load(child, boundary, roots, depth + 1, path, user)
+
+
+def inline_imports(line: str) -> list[str]:
+    """The `@path` references in a line of prose, outside `code spans` (an e-mail address
+    or a `@` inside a word is none)."""
+    spans = [m.span() for m in CODE_SPAN_RE.finditer(line)]
+    found = []
+    for m in INLINE_RE.finditer(line):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        target = m.group(1).rstrip(".,;:!?)]}'\"")
+        if target and target not in found:
+            found.append(target)
+    return found
 
 
 def memory_dirs(workdir: Path) -> tuple[list[Path], Path]:
@@ -168,17 +207,16 @@ def memory_dirs(workdir: Path) -> tuple[list[Path], Path]:
 
 
 def load_memory(workdir: Path, user_dir: Path | None = None,
+                claude_dir: Path | None = None,
                 withheld: Callable[[Path], str] | None = None) -> ProjectMemory:
-    """Read the user's AGENTS.md, then each level's memory files from the root down; a file
-    (or import) `withheld` names a rule for is not loaded (a Read deny rule covers it)."""
+    """Read the user's own files (AGENTS.md in `user_dir`, CLAUDE.md in `claude_dir`), then
+    each level's memory files from the root down; a file (or import) `withheld` names a rule
+    for is not loaded (a Read deny rule covers it)."""
     memory = ProjectMemory()
     reader = _Reader(memory, withheld)
-    if user_dir is not None:
-        # The user's own file may be a symlink (dotfiles): its imports stay beside its target.
-        ufile = Path(os.path.realpath(Path(user_dir) / "AGENTS.md"))
-        text = reader.load(ufile, ufile.parent, ufile.parent)
-        if text is not None:
-            memory.sections.append((ufile, text))
+    for folder, name in ((user_dir, "AGENTS.md"), (claude_dir, "CLAUDE.md")):
+        if folder is not None:
+            _user_file(reader, Path(folder) / name)
     dirs, boundary = memory_dirs(workdir)
     for d in dirs:
         # A level above an outside-a-repo workdir: the file stays in its own directory;
@@ -186,7 +224,17 @@ def load_memory(workdir: Path, user_dir: Path | None = None,
         own = boundary if d.is_relative_to(boundary) else d
         for name in MEMORY_NAMES:
             path = d / name
-            text = reader.load(path, own, boundary)
+            text = reader.load(path, own, (boundary,))
             if text is not None:
                 memory.sections.append((path, text))
     return memory
+
+
+def _user_file(reader: _Reader, path: Path) -> None:
+    """One of the user's own memory files. It may be a symlink (dotfiles): it is read where
+    it really lives, and it imports from beside it or, with `@~/...`, from the home."""
+    real = Path(os.path.realpath(path))
+    home = Path(os.path.realpath(Path.home()))
+    text = reader.load(real, real.parent, (real.parent, home), user=True)
+    if text is not None:
+        reader.memory.sections.append((real, text))

@@ -202,10 +202,12 @@ class Runtime:
         with self._memory_lock:
             if self._memory is not None:
                 return self._memory
+            from .claude.paths import claude_home
             from .memory import load_memory
 
             rules = self.policy.read_rules((self.workdir,))
             self._memory = load_memory(self.workdir, self.settings.layer("user").path.parent,
+                                       claude_home(),
                                        rules.withheld_path if rules is not None else None)
         from .events import Notice
 

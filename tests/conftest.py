@@ -25,6 +25,14 @@ def pytest_configure(config: pytest.Config) -> None:
     # The user's own ~/.agent-cli (settings, AGENTS.md) never leaks into a test: an empty
     # user directory for the whole session (tests of the user layer point it elsewhere).
     os.environ["AGENT_CLI_HOME"] = tempfile.mkdtemp(prefix="agent-cli-home-")
+    # Likewise the user's ~/.claude (commands, agents, skills, CLAUDE.md): Claude Code's own
+    # CLAUDE_CONFIG_DIR points it at an empty directory (tests of it point it elsewhere).
+    os.environ["CLAUDE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="claude-home-")
+    # The CLI subprocesses inherit fd 0. Whatever stdin the runner gives (a CI's open, silent
+    # pipe looks like piped input to `-p`), they read /dev/null unless a test pipes to them.
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
 
 
 @pytest.fixture

@@ -12,9 +12,11 @@ its transcript in step in history.py; the settings, pre-call answer and result i
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +34,7 @@ from ..models.base import (
 )
 from ..pricing import Ledger
 from ..prompts import load_prompt
-from ..tools.base import ToolContext, ToolSet
+from ..tools.base import ToolContext, ToolOutput, ToolSet
 from . import compaction, cutoff, media
 from .context import ContextMeter
 from .conversation import answers_for, text_blocks
@@ -89,6 +91,7 @@ class Agent:
         self._reinject_identity = False
         self.context = ContextMeter(identity.name, self._emit)  # real counts, the window
         self._specs = ToolSpecs()
+        self._host_ids = itertools.count(1)  # run_tool's call ids
         self._cut_continued = False  # this turn already continued once after max_tokens
         self._max_tokens_next: int | None = None  # a larger budget for the next request only
         if resume:
@@ -326,6 +329,15 @@ class Agent:
         results, end_turn = runner.run_all(uses, self._cancel)
         self._add_user(results)
         return end_turn
+
+    def run_tool(self, name: str, tool_input: dict[str, Any], purpose: str = "") -> ToolOutput:
+        """A tool call outside a model turn (a custom command's !`cmd`, @file): the same hooks,
+        gate and events as the model's; returned, never added to the conversation."""
+        self._cancel.clear()
+        use = ToolUseBlock(id=f"host_{next(self._host_ids)}", name=name, input=tool_input)
+        context = lambda: replace(self._tool_context(), purpose=purpose)  # noqa: E731
+        return ToolRunner(self.name, self.tools, self.gate, self._emit, context,
+                          self.hooks).run_one(use)
 
     def _tool_context(self) -> ToolContext:
         ws = self.workspace() if self.workspace is not None else None

@@ -18,6 +18,7 @@ from ..events import MessageEvent
 from ..names import LEAD, check_name
 from ..tools.base import Tool, ToolContext, ToolOutput
 from . import plans
+from .agent_types import spawn_listing
 from .board_tools import lead_board_tools, teammate_board_tools, user_errors
 
 if TYPE_CHECKING:
@@ -30,7 +31,10 @@ class _Input(BaseModel):
 
 class SpawnTeammateInput(_Input):
     name: str = Field(description="lowercase slug, e.g. 'alice'")
-    role: str = Field(min_length=1, description="what this teammate is for, e.g. 'tester'")
+    role: str = Field("", description="what this teammate is for, e.g. 'tester' "
+                      "(with agent_type: defaults to the type's name)")
+    agent_type: str | None = Field(None, description="an agent type from the list in this "
+                                   "tool's description: its prompt, model and tools")
     prompt: str | None = Field(None, description="optional first message to the teammate")
     model: str | None = Field(None, description="optional model for this teammate")
     require_plan: bool = Field(False, description="must get a plan approved before acting")
@@ -85,8 +89,9 @@ class TeamTools:
             thinking = for_teammate(args.thinking, self.rt.config.thinking)
         except ThinkingError as exc:
             raise ToolError(str(exc)) from None
+        role = self._role(args)
         try:
-            member = self.team.spawn(args.name, args.role, args.prompt, args.model,
+            member = self.team.spawn(args.name, role, args.prompt, args.model,
                                      args.require_plan, thinking)
         except AlreadyRunning:  # the teammate is there: no failure, say what did not change
             return self._already_running(args)
@@ -107,6 +112,22 @@ class TeamTools:
         if args.prompt:
             text += " The prompt was not sent: send_message reaches it."
         return text
+
+    def _role(self, args: SpawnTeammateInput) -> str:
+        """The teammate's role: the agent type's name when one is asked for (the type follows
+        the role: agent_types.py), else the role given."""
+        if not args.agent_type:
+            if not args.role.strip():
+                raise ToolError("give a role (what this teammate is for) or an agent_type")
+            return args.role
+        from .agent_types import agent_types
+
+        types = agent_types(self.rt)
+        kind = types.get(args.agent_type)
+        if kind is None:
+            known = ", ".join(types.types) or "none are defined (.claude/agents/*.md)"
+            raise ToolError(f"no agent type {args.agent_type!r}; available: {known}")
+        return kind.name  # a role given too is replaced: the type is what routes tasks
 
     @user_errors
     def list_teammates(self, args: ListTeammatesInput, ctx: ToolContext) -> str:
@@ -211,7 +232,7 @@ def spawn_teammate_tool(team: Team) -> Tool:
         "Start a teammate thread with its own conversation. It claims ready tasks from the "
         "board by itself; prompt (optional) is its first message. A name already running is left "
         "as it is (the result says so; its prompt is not sent); "
-        "a shut-down name is restarted with its old transcript.",
+        "a shut-down name is restarted with its old transcript." + spawn_listing(team.rt),
         SpawnTeammateInput,
         TeamTools(team).spawn,
     )

@@ -20,6 +20,7 @@ from ..errors import CorruptFile, UserError
 from ..framing import labelled
 from ..fsutil import utc_now
 from ..names import LEAD
+from .agent_types import agent_types, type_model
 from .agents import build_agent, render_prompt
 from .endings import Endings
 from .idle import IdleLoop
@@ -88,6 +89,9 @@ class Teammate:
         from .team_tools import teammate_tools
 
         transcript = self.rt.team_dir / "transcripts" / f"{self.name}.jsonl"
+        kind = agent_types(self.rt).get(self.role)  # a role that names an agent type
+        if kind is not None and model is None:
+            model = type_model(self.rt, self.name, kind)
         return build_agent(
             self.rt,
             self.name,
@@ -99,6 +103,7 @@ class Teammate:
             extra_identity=self.identity_extra,
             resume=transcript.exists(),
             thinking=thinking,
+            agent_type=kind,
         )
 
     def _build_idle_loop(self) -> IdleLoop:

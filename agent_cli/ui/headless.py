@@ -36,7 +36,7 @@ from .. import safetext
 from ..errors import UserError
 from ..events import Notice
 from ..pricing import cost_report
-from .attachments import for_prompt
+from .custom_commands import command_turn
 from .headless_listeners import NO_HUMAN, HeadlessDenials, TeammateFailures, WarningLines
 from .headless_session import HeadlessSession, result_fields
 from .outcome import EXIT_CODES, RunScope, assess, explain, unfinished_line
@@ -97,8 +97,12 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         if stream is not None:
             stream.open(runtime, lead)
         session.start()
+        custom = command_turn(runtime, prompt)  # `-p "/review security"`
+        if custom is not None:  # its snippets run now: no human, the rules decide
+            prompt = custom.prepare(lead)
         turns, quiet, finished, interrupted = _converse(
-            runtime, lead, session, prompt, deadline, getattr(args, "wait", False))
+            runtime, lead, session, prompt, deadline, getattr(args, "wait", False),
+            custom.scope if custom is not None else None)
         result = turns[-1] if turns else None
         report = build_report(runtime, lead, result, denials.snapshot())
         report["lead_turns"] = [_turn_record(t) for t in turns]
@@ -131,14 +135,20 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
 
 
 def _converse(runtime: Any, lead: Any, session: HeadlessSession, prompt: str, deadline: float,
-              wait: bool) -> tuple[list[Any], bool, bool, bool]:
-    """The lead's turn on the prompt and, with --wait, the turns that answer its teammates:
-    (turns, quiet, finished, interrupted). Ctrl-C stops the lead; the run still reports."""
+              wait: bool, scope: Any = None) -> tuple[list[Any], bool, bool, bool]:
+    """The lead's turn on the prompt (inside `scope(lead)`: a custom command's model and
+    tools) and, with --wait, the turns that answer its teammates: (turns, quiet, finished,
+    interrupted). Ctrl-C stops the lead; the run still reports."""
     sent = session.prompt(prompt)
     turn = session.turn(lead)
+    first = turn if scope is None else _scoped(turn, scope, lead)
     try:
-        attached = for_prompt(runtime, prompt).blocks if sent is not None else []
-        turns, finished = (_lead_turn(runtime, lead, sent, deadline, turn, attached)
+        attached = []
+        if sent is not None:
+            from .attachments import for_prompt  # images, PDFs the prompt names
+
+            attached = for_prompt(runtime, prompt).blocks
+        turns, finished = (_lead_turn(runtime, lead, sent, deadline, first, attached)
                            if sent is not None else ([], True))
         quiet = finished
         if finished and sent is not None and wait:
@@ -148,6 +158,13 @@ def _converse(runtime: Any, lead: Any, session: HeadlessSession, prompt: str, de
         lead.interrupt()
         return [], False, False, True
     return turns, quiet, finished, False
+
+
+def _scoped(turn: Any, scope: Any, lead: Any) -> Any:
+    def run(content: Any) -> Any:
+        with scope(lead):
+            return turn(content)
+    return run
 
 
 def _settle(report: dict[str, Any], runtime: Any, touched: list[int], known: Any,

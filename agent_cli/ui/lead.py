@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..events import AgentError
+from ..events import AgentError, Notice
 
 
 class LeadRunner:
@@ -41,7 +41,7 @@ class LeadRunner:
         self._warming = False
         self.on_change = on_change
         self._cond = threading.Condition()
-        self._queue: list[str | None] = []  # None: a turn on the inbox alone
+        self._queue: list[Any] = []  # None: a turn on the inbox alone
         self._busy = False
         self.started_at: float | None = None
         self.last_result: Any = None
@@ -102,8 +102,9 @@ class LeadRunner:
         with self._cond:
             return sum(1 for item in self._queue if item is not None)
 
-    def submit(self, text: str) -> bool:
-        """Send `text` to the lead; False when it was queued behind a running turn."""
+    def submit(self, text: Any) -> bool:
+        """Send `text` (or a custom command's CommandTurn) to the lead; False when it was
+        queued behind a running turn."""
         return self._enqueue(text)
 
     def wake(self) -> bool:
@@ -115,7 +116,7 @@ class LeadRunner:
         self._enqueue(None)
         return True
 
-    def _enqueue(self, item: str | None) -> bool:
+    def _enqueue(self, item: Any) -> bool:
         with self._cond:
             self._queue.append(item)
             if self._busy:
@@ -137,7 +138,7 @@ class LeadRunner:
         with self._cond:
             return self._cond.wait_for(lambda: not self._busy, timeout)
 
-    def _next(self) -> tuple[bool, str | None]:
+    def _next(self) -> tuple[bool, Any]:
         """(False, None) when the queue is empty (then idle), else (True, the next item)."""
         with self._cond:
             if not self._queue:
@@ -162,9 +163,24 @@ class LeadRunner:
                 )
         self.on_change()
 
-    def _turn(self, text: str | None) -> None:
-        """One turn: the unread inbox, then `text` (None: the inbox alone; no turn if empty).
-        A typed `text` passes the UserPromptSubmit hooks first (they may drop it)."""
+    def _turn(self, item: Any) -> None:
+        """One turn: the unread inbox, then `item` (None: the inbox alone; no turn if empty).
+        A custom command (ui/custom_commands.py) is prepared here, on this thread, so its
+        snippets can wait for an approval, and its turn runs in its scope. A typed text
+        passes the UserPromptSubmit hooks first (they may drop it)."""
+        prepare = getattr(item, "prepare", None)
+        if prepare is None:
+            self._run(item)
+            return
+        text = prepare(self.agent)
+        if self.agent.cancel_event.is_set():  # interrupted while a snippet ran: no turn
+            self.runtime.events.emit(Notice("lead", f"{item.shown}: interrupted; nothing was "
+                                            "sent to the model"))
+            return
+        with item.scope(self.agent):
+            self._run(text)
+
+    def _run(self, text: str | None) -> None:
         typed = text
         if text is not None and self.hooks is not None:
             text = self.hooks.prompt(text)

@@ -28,7 +28,8 @@ def memory_report(memory: Any, workdir: Path) -> list[Any]:
     out: list[Any] = []
     if not memory.files:
         out.append(Text(f"No memory files loaded (looked for {', '.join(MEMORY_NAMES)} from the "
-                        "repository root down to the workdir, and ~/.agent-cli/AGENTS.md).",
+                        "repository root down to the workdir, ~/.agent-cli/AGENTS.md and "
+                        "~/.claude/CLAUDE.md).",
                         style="dim"))
     else:
         table = Table(title="Project memory", title_justify="left", show_edge=False,

@@ -26,12 +26,13 @@ from ..team.lead_hooks import LeadHooks
 from . import startup
 from .approvals import SUBMIT, ApprovalPrompter, approval_panel, outcome_line
 from .completer import SlashCompleter
+from .custom_commands import command_turn, completion_help
 from .lead import LeadRunner
 from .printer import Printer
 from .project_trust_view import ask_project_settings
 from .prompt_session import PROMPT, PromptKeys, make_session
 from .render import EventView, UiSettings, spinner_line, stream_tail
-from .slash import SlashContext, argument_values, command_help, dispatch
+from .slash import ALIASES, COMMANDS, SlashContext, argument_values, command_help, dispatch
 from .style import make_console, render_str
 from .ticker import Ticker
 from .toolbar import StatusCache, toolbar_fragments, total_tokens
@@ -85,7 +86,8 @@ class Repl:
     def _make_session(self, input: Any, output: Any) -> PromptSession:
         keys = PromptKeys(lambda: self.lead.busy, self._interrupt, self._cycle_mode, self.note,
                           self._show_thinking)
-        completer = SlashCompleter(command_help(), argument_values(self.runtime))
+        completer = SlashCompleter(completion_help(self.runtime, command_help()),
+                                   argument_values(self.runtime))
         return make_session(self.runtime.workdir / ".agent-cli" / "history", completer, keys,
                             self._toolbar, input, output)
 
@@ -341,6 +343,11 @@ class Repl:
         text = line.strip()
         if not text:
             return True
+        custom = command_turn(self.runtime, text) if self._custom(text) else None
+        if custom is not None:  # a .claude/commands file: one lead turn
+            if not self.lead.submit(custom):
+                self.note(f"queued: {custom.command.name} runs when the lead finishes")
+            return True
         if text.startswith("/"):
             buf = io.StringIO()
             ctx = SlashContext(make_console(buf, self.width(), self.color), self.runtime,
@@ -358,6 +365,12 @@ class Repl:
         if not self.lead.submit(line):
             self.note("queued: the lead reads this when it finishes (esc interrupts)")
         return True
+
+    @staticmethod
+    def _custom(text: str) -> bool:
+        """A /name that is no built-in (a built-in always wins over a command file)."""
+        name = text.split(None, 1)[0] if text.startswith("/") else ""
+        return bool(name) and name not in COMMANDS and name not in ALIASES
 
     def finish(self) -> None:
         """Exit: deny what still waits, stop the lead, shut the team down (bounded)."""

@@ -77,6 +77,16 @@ def cmd_help(ctx: SlashContext, arg: str) -> None:
     for key, what in KEYS:
         table.add_row(Text(key, style="bold cyan"), what)
     ctx.console.print(table)
+    from .custom_commands import help_lines
+
+    custom = help_lines(ctx.runtime, set(COMMANDS) | set(ALIASES))
+    if custom:  # a file's text is data: shown, never interpreted as markup
+        ctx.console.print(Text("Custom commands (.claude/commands, ~/.claude/commands; a "
+                               "built-in of the same name wins):", style="bold"))
+        rows = Table.grid(padding=(0, 2))
+        for usage, what in custom:
+            rows.add_row(Text(usage, style="bold"), Text(what))
+        ctx.console.print(rows)
 
 
 def cmd_tasks(ctx: SlashContext, arg: str) -> None:
@@ -317,6 +327,12 @@ def cmd_hooks(ctx: SlashContext, arg: str) -> None:
     show(ctx, arg)
 
 
+def cmd_agents(ctx: SlashContext, arg: str) -> None:
+    from .agents_view import cmd_agents as show
+
+    show(ctx, arg)
+
+
 def cmd_quit(ctx: SlashContext, arg: str) -> SlashResult:
     return SlashResult(quit=True)
 
@@ -343,7 +359,10 @@ COMMANDS: dict[str, Command] = {
         Command("/mode", "/mode [MODE]", "cycle permission modes (Shift+Tab)", cmd_mode),
         Command("/cost", "/cost", "tokens and dollars per agent and in total", cmd_cost),
         Command("/mcp", "/mcp", "MCP servers: state and tools", cmd_mcp),
-        Command("/spawn", "/spawn NAME [ROLE]", "start a teammate", cmd_spawn),
+        Command("/spawn", "/spawn NAME [ROLE]", "start a teammate (a ROLE that names an "
+                "agent type gives it that type)", cmd_spawn),
+        Command("/agents", "/agents", "agent types from .claude/agents and ~/.claude/agents",
+                cmd_agents),
         Command("/shutdown", "/shutdown NAME", "ask a teammate to shut down", cmd_shutdown),
         Command("/verbose", "/verbose", "show teammates' text too (toggle)", cmd_verbose),
         Command("/resume", "/resume", "list sessions (agent-cli --resume ID resumes one)",

@@ -11,6 +11,8 @@ import agent_cli
 PACKAGE = Path(agent_cli.__file__).parent
 # part -> parts it must never import (docs/ARCHITECTURE.md, "Dependencies point one way")
 FORBIDDEN = {
+    "claude": {"board", "team", "agent", "tools", "permissions", "ui", "cli", "commands",
+               "app", "runtime", "sandbox", "mcp", "models"},
     "sandbox": {"board", "team", "agent", "tools", "permissions", "ui", "cli", "commands",
                 "app", "runtime"},
     "board": {"team", "agent", "tools", "permissions", "ui", "cli", "commands", "app"},
