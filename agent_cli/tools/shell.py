@@ -126,6 +126,21 @@ class CommandResult:
     stderr: str = ""  # only with separate_stderr
 
 
+def no_planted_git(env: dict[str, str] | None) -> dict[str, str]:
+    """The command's environment, with git told to open a bare repository only when named
+    (`safe.bareRepository=explicit`): a bare repository committed into a project (its
+    `config` can name an fsmonitor or a pager to run) is never picked up by a plain
+    `cd evil.git && git log`. Added after any GIT_CONFIG_COUNT entries already there."""
+    out = dict(os.environ if env is None else env)
+    try:
+        n = int(out.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        n = 0
+    out.update({"GIT_CONFIG_COUNT": str(n + 1), f"GIT_CONFIG_KEY_{n}": "safe.bareRepository",
+                f"GIT_CONFIG_VALUE_{n}": "explicit"})
+    return out
+
+
 def run_process(
     command: str,
     workdir: os.PathLike[str] | str,
@@ -144,7 +159,7 @@ def run_process(
         proc = subprocess.Popen(
             argv or ["bash", "-c", command],
             cwd=workdir,
-            env=env,
+            env=no_planted_git(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if separate_stderr else subprocess.STDOUT,
