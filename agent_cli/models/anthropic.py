@@ -44,7 +44,7 @@ from .base import (
     check_cancel,
 )
 from .retry import retry_after_s
-from .thinking import max_tokens_for
+from .thinking import interleave_headers, max_tokens_for
 
 EPHEMERAL = {"type": "ephemeral"}
 LOCAL_PLACEHOLDER_KEY = "agent-cli-local"
@@ -190,6 +190,9 @@ def build_params(model: str, request: ModelRequest) -> dict[str, Any]:
     }
     if thinking:
         params["thinking"] = dict(thinking)
+        headers = interleave_headers(model, thinking)
+        if headers:
+            params["extra_headers"] = headers
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": EPHEMERAL}]
     # tools the API runs (web search/fetch) first: the breakpoint on the last covers them all

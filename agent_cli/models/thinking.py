@@ -9,11 +9,17 @@ a budget; 0 turns it off), then `"thinking"` in the settings layers (`{"type": "
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 MIN_BUDGET = 1024  # the API's smallest budget_tokens
+# Claude 4 models before adaptive thinking interleave thinking between tool calls only with
+# this beta header; later ones do it by themselves, and others refuse the header.
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+_NEEDS_BETA = re.compile(r"^(?:anthropic[./])?claude-(?:opus-4|opus-4-1|sonnet-4|sonnet-4-5|"
+                         r"haiku-4-5)(?:-\d{8})?(?:-v\d+(?::\d+)?)?$")
 DEFAULT_BUDGET = 10_000  # `--thinking` with no budget
 ENV = "MAX_THINKING_TOKENS"
 
@@ -46,6 +52,13 @@ def max_tokens_for(thinking: Mapping[str, Any] | None, requested: int) -> int:
         return requested
     budget = int(thinking.get("budget_tokens", 0))
     return requested if requested > budget else budget + requested
+
+
+def interleave_headers(model: str, thinking: Mapping[str, Any] | None) -> dict[str, str]:
+    """Extra request headers so a fixed-budget Claude 4 model thinks between tool calls too."""
+    if not thinking or thinking.get("type") != "enabled" or not _NEEDS_BETA.match(model):
+        return {}
+    return {"anthropic-beta": INTERLEAVED_BETA}
 
 
 def parse_setting(value: Any, where: str) -> Thinking | None:

@@ -122,3 +122,18 @@ def test_thinking_shows_as_one_dim_line_and_in_full_on_request() -> None:
     record = event_record(done)
     assert record["message"]["content"] == [{"type": "thinking",
                                              "thinking": "First I check the board.\nThen I plan."}]
+
+
+@pytest.mark.parametrize(("model", "beta"), [
+    ("claude-sonnet-4-5", True), ("claude-sonnet-4-5-20250929", True), ("claude-opus-4-1", True),
+    ("claude-opus-4-6", False),  # adaptive-era models interleave by themselves
+    ("local", False),
+])
+def test_a_fixed_budget_claude_4_model_is_asked_to_think_between_tool_calls(model, beta) -> None:
+    request = ModelRequest(agent="lead", system="s",
+                           messages=[Message(role="user", content=[TextBlock(text="hi")])],
+                           thinking=Thinking("enabled", 2048).param())
+    headers = build_params(model, request).get("extra_headers", {})
+    assert (headers.get("anthropic-beta") == "interleaved-thinking-2025-05-14") is beta
+    adaptive = request.model_copy(update={"thinking": Thinking("adaptive").param()})
+    assert "extra_headers" not in build_params(model, adaptive)

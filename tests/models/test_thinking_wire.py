@@ -158,3 +158,14 @@ def test_with_thinking_off_the_blocks_stay_home(stub, workdir):
     assert all(b["type"] != "thinking" for m in last["messages"] for b in m["content"]
                if isinstance(m["content"], list))
     assert stub.rejections == []
+
+
+def test_a_fixed_budget_claude_4_model_gets_the_interleaving_header_on_the_wire(stub, workdir):
+    client = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0)
+    stub.push(Reply("Hi.", thinking="hello back"))
+    agent, _ = make_agent(workdir, AnthropicModel("claude-sonnet-4-5", client=client),
+                          settings=thinking_on())
+
+    assert agent.run_turn("hi").text == "Hi."
+    assert stub.headers[-1].get("anthropic-beta") == "interleaved-thinking-2025-05-14"
+    assert stub.rejections == []
