@@ -23,7 +23,6 @@ from ..claude.commands import CommandSet, CustomCommand, bang_commands, file_ref
 from ..claude.names import is_claude_model, model_name, tool_names
 from ..claude.paths import claude_home
 from ..events import Notice
-from ..tools.base import ToolSet
 from .headless_stdin import STDIN_MARK
 
 
@@ -73,6 +72,8 @@ class CommandTurn:
             if name:
                 agent.model = self.runtime.make_model("lead", name)
             if self.command.allowed_tools:
+                from ..tools.base import ToolSet  # the tools' models: not before the prompt
+
                 keep, unknown = tool_names(self.command.allowed_tools, tools.names())
                 agent.tools = ToolSet([t for t in tools if t.name in keep])
                 if unknown:
