@@ -71,7 +71,7 @@ def test_ctrl_c_reports_the_run_as_interrupted(workdir):
 
     def alice(body, turn):
         working.set()
-        release.wait(WAIT)
+        release.wait(4 * WAIT)  # longer than the run may take to stop: never what ends it
         return Reply("too late")
 
     crew = Crew({"alice": alice})
@@ -80,8 +80,9 @@ def test_ctrl_c_reports_the_run_as_interrupted(workdir):
         try:
             assert working.wait(WAIT)
             proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=30)
+            out, err = proc.communicate(timeout=3 * WAIT)  # a loaded machine is slow, not hung
         finally:
+            proc.kill()
             release.set()
     assert proc.returncode == 130, err
     report = json.loads(out)
