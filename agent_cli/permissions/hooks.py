@@ -28,6 +28,7 @@ from typing import Any
 
 from ..events import Notice
 from .hook_process import HookReply, run_hook_command
+from .hook_tools import CLAUDE_NAMES
 from .layers import SettingsLayers
 from .settings import SettingsError
 
@@ -35,9 +36,7 @@ EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart
           "SessionEnd", "TaskCreated", "TaskCompleted", "TeammateIdle")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse")
 DEFAULT_TIMEOUT_S = 60.0
-# Our tool names and the Claude Code names a matcher may use for them.
-ALIASES = {"shell": "Bash", "write_file": "Write", "edit_file": "Edit", "read_file": "Read",
-           "glob": "Glob", "grep": "Grep"}
+ALIASES = CLAUDE_NAMES  # our tool names and the Claude Code names a matcher may use
 NAMES_RE = re.compile(r"^[A-Za-z0-9_|-]+$")
 PERMISSION_ORDER = {"deny": 3, "ask": 2, "allow": 1}
 REASON_LIMIT = 4000  # characters of a hook's reason passed on (to the model, the user)
@@ -77,6 +76,7 @@ class HookOutcome:
     stop: bool = False  # continue: false
     stop_reason: str = ""
     by: str = ""  # the command that blocked or decided
+    updated_input: dict[str, Any] | None = None  # PreToolUse: updatedInput, Claude Code's names
 
     @property
     def denied(self) -> bool:
@@ -217,7 +217,7 @@ class HookRunner:
                                      cancel, env)
             outcome.ran += 1
             self._fold(spec, reply, outcome, agent)
-        self._audit(event, agent, fields, outcome)
+        self._audit(event, agent, fields, outcome, target)
         return outcome
 
     def refusal(self, event: str, agent: str, fields: dict[str, Any],
@@ -281,6 +281,12 @@ class HookRunner:
             out.by = out.by or spec.command
         perm = special.get("permissionDecision")
         if spec.event == "PreToolUse":
+            updated = special.get("updatedInput")
+            if isinstance(updated, dict):
+                out.updated_input = {**(out.updated_input or {}), **updated}
+            elif updated is not None:
+                self._warn(agent, f"PreToolUse hook `{_short(spec.command)}`: updatedInput "
+                           "is not an object; ignored")
             if perm is None and decision in ("approve", "block"):  # the older spelling
                 perm = "allow" if decision == "approve" else "deny"
             if perm in PERMISSION_ORDER:
@@ -293,12 +299,14 @@ class HookRunner:
                 self._warn(agent, f"PreToolUse hook `{_short(spec.command)}`: "
                            f"permissionDecision {perm!r} is not allow, deny or ask; ignored")
 
-    def _audit(self, event: str, agent: str, fields: dict[str, Any], out: HookOutcome) -> None:
+    def _audit(self, event: str, agent: str, fields: dict[str, Any], out: HookOutcome,
+               target: str | None) -> None:
         if not (out.blocked or out.permission or out.stop):
             return
         decision = "deny" if out.denied or out.stop else out.permission or "allow"
+        tool = target if event in TOOL_EVENTS and target else fields.get("tool_name", event)
         try:
-            self.audit.record(agent=agent, tool=fields.get("tool_name", event),
+            self.audit.record(agent=agent, tool=tool,
                               input=fields.get("tool_input", fields), decision=decision,
                               source=f"hook {event}: {_short(out.by)}", feedback=out.why())
         except Exception as exc:  # an unwritable audit log is reported, never fatal
