@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
-from ..events import Event, ToolFinished, ToolStarted
+from ..events import Event, Notice, ToolFinished, ToolStarted
 from ..fsutil import parse_json
 from ..models.base import INVALID_INPUT_KEY, ToolResultBlock, ToolUseBlock
 from ..tools.base import ToolContext, ToolOutput, ToolSet
@@ -85,6 +85,8 @@ class ToolRunner:
         changed = updated_use(hook, use, root)
         if changed is not use:  # the hook rewrote the call: check it again, gate it as it is
             use = changed
+            self.emit(Notice(self.agent, f"a PreToolUse hook changed the {use.name} call: "
+                             f"{summarize_args(use.input) or 'its input'}"))
             try:
                 args = tool.parse(use.input)
             except ToolError as exc:

@@ -70,10 +70,13 @@ def settings(workdir: Path, hooks: dict[str, list[tuple[str, str]]]) -> None:
     trust_project(workdir)
 
 
-def run_lead(workdir: Path, calls: list[Call], cleanup, **config) -> list:
+def run_lead(workdir: Path, calls: list[Call], cleanup, notices: list | None = None,
+             **config) -> list:
     model = ScriptedModel({"lead": [Reply("working", calls), Reply("done")]})
     rt = make_runtime(workdir, model, **config)
     cleanup(rt)
+    if notices is not None:
+        rt.events.subscribe(lambda e: notices.append(e.text) if e.kind == "Notice" else None)
     rt.team.make_lead().run_turn("go")
     return results_of(model.requests_for("lead")[1].messages[-1])
 
@@ -168,9 +171,11 @@ def test_updated_input_rewrites_the_call_that_runs(workdir: Path, tmp_path: Path
                                                    cleanup) -> None:
     target = str(workdir / "moved.txt")
     settings(workdir, {"PreToolUse": [("Write", rewrite(tmp_path, {"file_path": target}))]})
+    notices: list[str] = []
     results = run_lead(workdir, [Call("write_file", {"path": "asked.txt", "content": "c"})],
-                       cleanup)
+                       cleanup, notices)
     assert not results[0].is_error, results[0].content
+    assert "a PreToolUse hook changed the write_file call: moved.txt" in notices
     assert (workdir / "moved.txt").read_text() == "c" and not (workdir / "asked.txt").exists()
 
 
