@@ -119,6 +119,7 @@ class Runtime:
         specs, self.hook_warnings, self.held_hooks = load_hooks(self.settings)
         self.hooks = HookRunner(specs, self.workdir, self.events.emit, self.audit,
                                 self.session_id, self._hook_context)
+        self.gate.hooks = self.hooks  # PermissionRequest / Notification at an approval
         self._models: dict[str, Model] = {}
         self._models_lock = threading.Lock()
         self._team: Team | None = None  # attached by the composition root (app.py)

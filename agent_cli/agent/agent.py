@@ -364,6 +364,9 @@ class Agent:
         cut = compaction.choose_cut(messages, self.settings.keep_recent_turns)
         if cut is None:
             return False
+        from ..permissions.hook_events import pre_compact
+
+        pre_compact(self.hooks, self.name, reason)
         before = self.context.guess(messages, self.system_prompt)
         summarizer = compaction.Summarizer(
             self.model, self.name, load_prompt("compact"), min(self.settings.max_tokens, 4096)

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolError
-from ..events import Event, ToolFinished, ToolStarted
+from ..events import Event, Notice, ToolFinished, ToolStarted
 from ..fsutil import parse_json
 from ..models.base import INVALID_INPUT_KEY, ToolResultBlock, ToolUseBlock
 from ..tools.base import ToolContext, ToolOutput, ToolSet
 from .conversation import INTERRUPTED, answers_for
-from .tool_hooks import post_tool_use, pre_tool_use
+from .tool_hooks import post_tool_use, pre_tool_use, updated_use
 
 if TYPE_CHECKING:
     from ..permissions.gate import PermissionGate
@@ -78,9 +78,20 @@ class ToolRunner:
         except ToolError as exc:
             return ToolOutput(str(exc), is_error=True)
         ctx = self.make_context()
-        hook, refusal = pre_tool_use(self.hooks, self.agent, use, ctx.cancel)
+        root = ctx.workspace.root if ctx.workspace is not None else ctx.workdir
+        hook, refusal = pre_tool_use(self.hooks, self.agent, use, ctx.cancel, root)
         if refusal is not None:
             return refusal
+        changed = updated_use(hook, use, root)
+        if changed is not use:  # the hook rewrote the call: check it again, gate it as it is
+            use = changed
+            self.emit(Notice(self.agent, f"a PreToolUse hook changed the {use.name} call: "
+                             f"{summarize_args(use.input) or 'its input'}"))
+            try:
+                args = tool.parse(use.input)
+            except ToolError as exc:
+                return ToolOutput(f"a PreToolUse hook's updatedInput is invalid: {exc}",
+                                  is_error=True)
         if self.gate is not None:
             extra = {"hook": hook.permission} if hook is not None and hook.permission else {}
             try:
@@ -90,7 +101,7 @@ class ToolRunner:
             if not decision.allowed:
                 return ToolOutput(decision.message or f"{tool.name} was denied", is_error=True)
         out = tool.run(args, ctx)
-        return post_tool_use(self.hooks, self.agent, use, out, ctx.cancel, hook)
+        return post_tool_use(self.hooks, self.agent, use, out, ctx.cancel, hook, root)
 
 
 def invalid_input(tool: str, raw: str) -> str:

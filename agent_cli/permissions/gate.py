@@ -39,6 +39,8 @@ from ..shorten import shorten
 from ..tools.read_guard import spellings
 from .audit import AuditLog
 from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
+from .hook_events import notify, permission_request
+from .hook_tools import claude_name
 from .path_rules import PathTarget
 from .policy import PermissionPolicy
 
@@ -83,6 +85,7 @@ class PermissionGate:
         self.audit = audit
         self.plan_gate = plan_gate
         self.sandbox = sandbox
+        self.hooks: Any = None  # the session's HookRunner: PermissionRequest, Notification
 
     def check(
         self, tool: Tool, args: BaseModel, ctx: ToolContext, hook: str | None = None
@@ -272,7 +275,12 @@ class PermissionGate:
             suggested_rule="" if forced else suggest_rule(tool.permission or "", target),
             reason=f"asks because {why}" if why else "",
         )
-        answer = self.broker.ask(req, ctx.cancel)
+        answer = self._hooked_answer(req, ctx, forced)
+        if answer is None:
+            if self.broker.ui_attached:
+                notify(self.hooks, ctx.agent, "permission_prompt",
+                       f"{ctx.agent} needs your permission to use {claude_name(tool.name)}")
+            answer = self.broker.ask(req, ctx.cancel)
         if answer.allowed:
             if answer.decision == "allow_always" and req.suggested_rule:
                 try:
@@ -288,6 +296,19 @@ class PermissionGate:
             answer=answer.decision,
             reason=why,
         )
+
+    def _hooked_answer(self, req: ApprovalRequest, ctx: ToolContext,
+                       forced: bool) -> ApprovalAnswer | None:
+        """A PermissionRequest hook's answer in the human's place, or None to ask the human.
+        A question an ask rule or a hook's ask forced is never answered "allow" by a hook."""
+        root = ctx.workspace.root if ctx.workspace is not None else ctx.workdir
+        verdict, why = permission_request(self.hooks, ctx.agent, req.tool, req.input, root,
+                                          ctx.cancel)
+        if verdict == "deny":
+            return ApprovalAnswer("deny", feedback=why, source="hook PermissionRequest")
+        if verdict == "allow" and not forced:
+            return ApprovalAnswer("allow_once", source="hook PermissionRequest")
+        return None
 
     def _target(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> str:
         raw = tool.rule_target(args) if tool.rule_target else ""
@@ -366,6 +387,9 @@ def _denial_text(answer: ApprovalAnswer, noun: str, target: str, why: str = "") 
             f"Denied: no human was available to approve this {noun} ({_short(target)}); "
             f"this run is headless.{because} {extra}"
         )
+    if answer.source.startswith("hook"):
+        why_not = answer.feedback.strip() or "no reason given"
+        return f"Denied by a PermissionRequest hook: {why_not}; the {noun} was not run."
     if answer.source == "interrupted":
         return f"Interrupted by the user: the {noun} was not run."
     if answer.source == "closed":

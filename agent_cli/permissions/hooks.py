@@ -2,10 +2,14 @@
 `"hooks": {"<Event>": [{"matcher": "...", "hooks": [{"type": "command", "command": "...",
 "timeout": 60}]}]}`.
 
-Events: PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart, SessionEnd,
-TaskCreated, TaskCompleted, TeammateIdle. The matcher (tool events: the tool name, ours or
-its Claude Code alias; SessionStart: the source) is all when empty or `*`, a list of exact
-names when it is only names and `|`, else a regular expression searched in the name.
+Events: PreToolUse, PostToolUse, PermissionRequest, UserPromptSubmit, Stop, SessionStart,
+SessionEnd, TaskCreated, TaskCompleted, TeammateIdle, Notification, PreCompact,
+SubagentStart, SubagentStop (permissions/hook_events.py says where the last five fire). The
+matcher (tool events: the tool name, ours or its Claude Code alias; SessionStart: the source;
+PreCompact: manual / auto; Notification: its type; Subagent*: the teammate's role) is all
+when empty or `*`, a list of exact names when it is only names and `|`, else a regular
+expression searched in the name. Hooks of `"type": "prompt"` are not run: one warning names
+how many were skipped.
 
 A hook gets the event as JSON on stdin; exit 0 with a JSON object on stdout may decide
 (`decision`, `reason`, `continue`, `stopReason`, `systemMessage`,
@@ -28,16 +32,16 @@ from typing import Any
 
 from ..events import Notice
 from .hook_process import HookReply, run_hook_command
+from .hook_tools import CLAUDE_NAMES
 from .layers import SettingsLayers
 from .settings import SettingsError
 
 EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart",
-          "SessionEnd", "TaskCreated", "TaskCompleted", "TeammateIdle")
-TOOL_EVENTS = ("PreToolUse", "PostToolUse")
+          "SessionEnd", "TaskCreated", "TaskCompleted", "TeammateIdle", "Notification",
+          "PreCompact", "SubagentStart", "SubagentStop", "PermissionRequest")
+TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PermissionRequest")
 DEFAULT_TIMEOUT_S = 60.0
-# Our tool names and the Claude Code names a matcher may use for them.
-ALIASES = {"shell": "Bash", "write_file": "Write", "edit_file": "Edit", "read_file": "Read",
-           "glob": "Glob", "grep": "Grep"}
+ALIASES = CLAUDE_NAMES  # our tool names and the Claude Code names a matcher may use
 NAMES_RE = re.compile(r"^[A-Za-z0-9_|-]+$")
 PERMISSION_ORDER = {"deny": 3, "ask": 2, "allow": 1}
 REASON_LIMIT = 4000  # characters of a hook's reason passed on (to the model, the user)
@@ -77,6 +81,8 @@ class HookOutcome:
     stop: bool = False  # continue: false
     stop_reason: str = ""
     by: str = ""  # the command that blocked or decided
+    updated_input: dict[str, Any] | None = None  # PreToolUse: updatedInput, Claude Code's names
+    behavior: str | None = None  # PermissionRequest: decision.behavior, allow | deny
 
     @property
     def denied(self) -> bool:
@@ -119,9 +125,11 @@ def _hook_spec(event: str, matcher: str, hook: Any, layer: str, path: Path,
                warnings: list[str], pattern: re.Pattern[str] | None) -> HookSpec | None:
     if not isinstance(hook, dict):
         raise SettingsError(f"{path}: hooks.{event}: each hook is an object")
-    if hook.get("type", "command") != "command":
-        warnings.append(f"{path}: hooks.{event}: type {hook.get('type')!r} is not supported "
-                        "(only \"command\"); skipped")
+    kind = hook.get("type", "command")
+    if kind != "command":
+        if kind != "prompt":  # prompt hooks are counted into one line (load_hooks)
+            warnings.append(f"{path}: hooks.{event}: type {kind!r} is not supported "
+                            "(only \"command\"); skipped")
         return None
     command = hook.get("command")
     if not isinstance(command, str) or not command.strip():
@@ -154,6 +162,15 @@ def _layer_specs(layer: Any, hooks: Any, warnings: list[str]) -> list[HookSpec]:
     return found
 
 
+def _prompt_hooks(hooks: Any) -> int:
+    """How many hooks of `"type": "prompt"` a layer's (well-formed) `hooks` value names."""
+    if not isinstance(hooks, dict):
+        return 0
+    return sum(1 for groups in hooks.values() if isinstance(groups, list)
+               for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+               for h in g["hooks"] if isinstance(h, dict) and h.get("type") == "prompt")
+
+
 def load_hooks(layers: SettingsLayers
                ) -> tuple[list[HookSpec], list[str], HeldHooks | None]:
     """Every layer's effective hooks (lowest layer first), warnings, and the repository's
@@ -161,9 +178,14 @@ def load_hooks(layers: SettingsLayers
     list); SettingsError for bad shapes."""
     specs: list[HookSpec] = []
     warnings: list[str] = []
+    prompts = 0
     for layer, data in layers.loaded():
         if data.get("hooks") is not None:
             specs += _layer_specs(layer, data["hooks"], warnings)
+            prompts += _prompt_hooks(data["hooks"])
+    if prompts:
+        warnings.append(f"{prompts} hook{'s' if prompts != 1 else ''} of type \"prompt\" not "
+                        "run: agent-cli runs command hooks only")
     held_settings = layers.held()
     if held_settings is None or not held_settings.hooks:
         return specs, warnings, None
@@ -217,7 +239,7 @@ class HookRunner:
                                      cancel, env)
             outcome.ran += 1
             self._fold(spec, reply, outcome, agent)
-        self._audit(event, agent, fields, outcome)
+        self._audit(event, agent, fields, outcome, target)
         return outcome
 
     def refusal(self, event: str, agent: str, fields: dict[str, Any],
@@ -280,7 +302,20 @@ class HookRunner:
             out.reason = out.reason or reason or f"blocked by a {spec.event} hook"
             out.by = out.by or spec.command
         perm = special.get("permissionDecision")
+        verdict = special.get("decision")
+        if spec.event == "PermissionRequest" and isinstance(verdict, dict):
+            behavior = verdict.get("behavior")
+            if behavior in ("allow", "deny") and out.behavior != "deny":
+                out.behavior = behavior
+                out.permission_reason = str(verdict.get("message") or reason or "")
+                out.by = spec.command
         if spec.event == "PreToolUse":
+            updated = special.get("updatedInput")
+            if isinstance(updated, dict):
+                out.updated_input = {**(out.updated_input or {}), **updated}
+            elif updated is not None:
+                self._warn(agent, f"PreToolUse hook `{_short(spec.command)}`: updatedInput "
+                           "is not an object; ignored")
             if perm is None and decision in ("approve", "block"):  # the older spelling
                 perm = "allow" if decision == "approve" else "deny"
             if perm in PERMISSION_ORDER:
@@ -293,12 +328,14 @@ class HookRunner:
                 self._warn(agent, f"PreToolUse hook `{_short(spec.command)}`: "
                            f"permissionDecision {perm!r} is not allow, deny or ask; ignored")
 
-    def _audit(self, event: str, agent: str, fields: dict[str, Any], out: HookOutcome) -> None:
+    def _audit(self, event: str, agent: str, fields: dict[str, Any], out: HookOutcome,
+               target: str | None) -> None:
         if not (out.blocked or out.permission or out.stop):
             return
         decision = "deny" if out.denied or out.stop else out.permission or "allow"
+        tool = target if event in TOOL_EVENTS and target else fields.get("tool_name", event)
         try:
-            self.audit.record(agent=agent, tool=fields.get("tool_name", event),
+            self.audit.record(agent=agent, tool=tool,
                               input=fields.get("tool_input", fields), decision=decision,
                               source=f"hook {event}: {_short(out.by)}", feedback=out.why())
         except Exception as exc:  # an unwritable audit log is reported, never fatal

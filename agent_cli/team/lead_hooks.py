@@ -1,7 +1,9 @@
 """The lead's session hooks: SessionStart / SessionEnd, UserPromptSubmit before a typed prompt,
 Stop after a turn that ended normally. One LeadHooks per session (REPL or headless).
 
-- SessionStart: its additionalContext (or plain stdout) opens the lead's first turn.
+- SessionStart (source startup, resume, or clear after /clear): its additionalContext (or
+  plain stdout) opens the lead's next turn.
+- SessionEnd: reason prompt_input_exit (the REPL ends), clear (/clear), other (a -p run).
 - UserPromptSubmit: exit 2 or `decision: "block"` drops the prompt (the reason is shown to
   the user as a warning, nothing reaches the model); context is added below the prompt.
 - Stop: exit 2 or `decision: "block"` makes the lead go on, with the reason as the next
@@ -51,6 +53,15 @@ class LeadHooks:
 
             hooks = getattr(self.rt, "held_hooks", None)
             self._warn(warning_line(held, len(hooks.specs) if hooks is not None else 0))
+        self._start_hooks(source)
+
+    def cleared(self) -> None:
+        """/clear: SessionEnd with reason "clear", then SessionStart with source "clear"
+        (its context opens the next turn), as Claude Code does."""
+        self.session_end("clear")
+        self._start_hooks("clear")
+
+    def _start_hooks(self, source: str) -> None:
         if self.hooks is None or not self.hooks.active("SessionStart", source):
             return
         outcome = self.hooks.run("SessionStart", LEAD, {"source": source,

@@ -227,6 +227,12 @@ class Team:
             mates = list(self._mates.values())
         return all(m.is_quiet() for m in mates)
 
+    def quiet_except(self, name: str) -> bool:
+        """Is every live teammate but `name` quiet? (`name` is about to wait idle.)"""
+        with self._lock:
+            mates = [m for n, m in self._mates.items() if n != name]
+        return all(m.is_quiet() for m in mates)
+
     def wait_quiet(self, timeout: float, wake: Callable[[], bool] | None = None) -> bool:
         """Block until is_quiet() (True) or `timeout` seconds pass (False).
 

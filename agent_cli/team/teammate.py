@@ -20,6 +20,7 @@ from ..errors import CorruptFile, UserError
 from ..framing import labelled
 from ..fsutil import utc_now
 from ..names import LEAD
+from ..permissions.hook_events import notify, subagent_start, subagent_stop
 from .agent_types import agent_types, type_model
 from .agents import build_agent, render_prompt
 from .endings import Endings
@@ -125,9 +126,19 @@ class Teammate:
             idle_timeout_s=rt.config.idle_timeout_s,
             recheck=rt.recheck_interval,
             prepare=lambda task, name: rt.worktrees.prepare(task, name),
-            idle_hook=lambda: idle_hook_work(hooks, state, rt.events, team_name, cancel),
+            idle_hook=lambda: self._idle_hook(hooks, team_name, cancel),
             on_state=self.team.state_changed,
         )
+
+    def _idle_hook(self, hooks, team_name: str, cancel: threading.Event) -> list[str] | None:
+        """TeammateIdle; then, when it lets this teammate idle and every other one is quiet
+        too, the Notification that the team went idle."""
+        work = idle_hook_work(hooks, self.state, self.rt.events, team_name, cancel)
+        if work is None and hooks is not None and hooks.active("Notification", "idle_prompt"):
+            if self.team.quiet_except(self.name):
+                notify(hooks, self.name, "idle_prompt",
+                       f"the team is idle: {self.name} and every other teammate wait for work")
+        return work
 
     # ---- what the team, the tools and the UI ask of a teammate ------------------------
 
@@ -221,7 +232,10 @@ class Teammate:
         s.stalls.begin_turn()
         held = tracking.held()
         tracking.set_status("working", held.id if held else None, "")
+        hooks = getattr(self.rt, "hooks", None)
+        subagent_start(hooks, self.name, self.role)
         result = self.agent.run_turn(content, pre_call=self._pre_call)
+        subagent_stop(hooks, self.name, self.role, result.text)
         self.intake.ack()
         self._record_tokens()
         if s.shutdown_msg is not None:

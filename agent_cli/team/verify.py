@@ -140,7 +140,9 @@ def ask_verify(runtime: Runtime, task: Task, ctx: ToolContext, gate=None) -> Ver
     # PreToolUse hooks see the verify command as the shell call it is.
     use = ToolUseBlock(id=f"verify_task_{task.id}", name=shell.name,
                        input={"command": task.verify.command})
-    hook, refusal = pre_tool_use(getattr(runtime, "hooks", None), ctx.agent, use, ctx.cancel)
+    # (its updatedInput is not applied: the task's verify command is the board's, not the hook's)
+    hook, refusal = pre_tool_use(getattr(runtime, "hooks", None), ctx.agent, use, ctx.cancel,
+                                 ctx.workspace.root if ctx.workspace else None)
     if refusal is not None:
         return VerifyOutcome(False, f"verify command was not run: {refusal.content}", True)
     extra = {"hook": hook.permission} if hook is not None and hook.permission else {}

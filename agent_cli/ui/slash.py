@@ -163,6 +163,9 @@ def cmd_compact(ctx: SlashContext, arg: str) -> None:
 def cmd_clear(ctx: SlashContext, arg: str) -> None:
     _not_busy(ctx, "/clear")
     ctx.lead.agent.clear()
+    hooks = getattr(ctx.lead, "hooks", None)
+    if hooks is not None:  # SessionEnd "clear", SessionStart "clear"
+        hooks.cleared()
     ctx.console.print("Started a fresh conversation with the lead; the board and team stay.")
 
 

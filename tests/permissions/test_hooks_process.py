@@ -102,12 +102,12 @@ def test_hooks_from_every_layer_are_loaded_with_their_layer(
         {"hooks": [{"type": "command", "command": "echo user"}]}]}}))
     configure(workdir, {"PreToolUse": [("Bash", Hook(tmp_path, "p"))]})
     configure(workdir, {"SessionEnd": [("", Hook(tmp_path, "l"))],
-                        "Notification": [("", Hook(tmp_path, "n"))]}, "settings.local.json")
+                        "BeforeLunch": [("", Hook(tmp_path, "n"))]}, "settings.local.json")
     specs, warnings, _ = load_hooks(SettingsLayers(workdir))
     assert [(s.event, s.layer) for s in specs] == [
         ("Stop", "user"), ("PreToolUse", "project"), ("SessionEnd", "local")]
     assert specs[0].timeout_s == 60.0
-    assert len(warnings) == 1 and "'Notification' is not supported" in warnings[0]
+    assert len(warnings) == 1 and "'BeforeLunch' is not supported" in warnings[0]
 
 
 @pytest.mark.parametrize("hooks, says", [

@@ -141,7 +141,8 @@ def test_a_pre_tool_use_hook_sees_and_can_refuse_a_verify_command(
     assert not (workdir / "verified").exists()
     assert rt.board.get(task.id).status == "in_progress"
     call = hook.calls()[0]
-    assert call["tool_name"] == "shell" and call["tool_input"] == {"command": "touch verified"}
+    assert call["tool_name"] == "Bash"
+    assert call["tool_input"] == {"command": "touch verified", "description": ""}
 
 
 def test_task_created_other_codes_warn_and_json_block_refuses(

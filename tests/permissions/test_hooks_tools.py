@@ -39,8 +39,9 @@ def test_exit_2_refuses_the_call_with_stderr_and_nothing_runs(
     assert errors == [True] and texts == ["Refused by a PreToolUse hook: no touching today"]
     assert not (workdir / "made").exists()
     call = hook.calls()[0]
-    assert call["hook_event_name"] == "PreToolUse" and call["tool_name"] == "shell"
-    assert call["tool_input"] == {"command": "touch made"} and call["tool_use_id"]
+    assert call["hook_event_name"] == "PreToolUse" and call["tool_name"] == "Bash"
+    assert call["tool_input"] == {"command": "touch made", "description": ""}
+    assert call["tool_use_id"]
     assert call["agent"] == "lead" and call["cwd"] == str(workdir)
     assert call["session_id"] == rt.session_id
     assert call["transcript_path"].endswith(".team/transcripts/lead.jsonl")
@@ -164,8 +165,10 @@ def test_post_tool_use_sees_the_response_and_talks_to_the_model(
     assert texts[0].endswith("[PostToolUse hook: run the linter next]\n"
                              "[PostToolUse hook context: file is 1 line]")
     call = hook.calls()[0]
-    assert call["tool_name"] == "write_file" and call["tool_response"]["is_error"] is False
-    assert "a.py" in call["tool_response"]["content"]
+    assert call["tool_name"] == "Write" and call["tool_response"]["is_error"] is False
+    assert "a.py" in call["tool_response"]["message"]
+    assert call["tool_response"]["content"] == "x = 1\n"
+    assert call["tool_response"]["filePath"] == str(workdir / "a.py")
 
 
 def test_post_tool_use_exit_2_feeds_stderr_to_the_model(
