@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -91,8 +92,10 @@ def build_boundary(
     box = Boundary(ws, domains=settings.allowed_domains)
     box.writable.append(ws)
     main = _real(workdir)
-    if Path("/tmp") in main.parents:  # the private /tmp would hide the main tree
-        box.visible.append(main)
+    for path in [main, *_programs_under_tmp()]:  # the private /tmp would hide them
+        if Path("/tmp") in path.parents and not any(v == path or v in path.parents
+                                                     for v in box.visible):
+            box.visible.append(path)
     for text in settings.allow_write:
         path = expand_path(text, workdir)
         if path.exists() and path not in box.writable:
@@ -121,6 +124,21 @@ def build_boundary(
         if os.path.lexists(path) and path not in box.hidden:
             box.hidden.append(_real(path) if path.is_symlink() else path)
     return box
+
+
+def _programs_under_tmp() -> list[Path]:
+    """Where the commands' programs may live under /tmp: this Python's environment and the
+    PATH entries (a virtualenv made in /tmp). They are bound back read-only over the
+    private /tmp, so a command still finds `python` or `pytest` there."""
+    found = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+             *os.environ.get("PATH", "").split(os.pathsep)]
+    out: list[Path] = []
+    for text in found:
+        if text and os.path.isabs(text) and os.path.isdir(text):
+            path = _real(Path(text))
+            if path not in out:
+                out.append(path)
+    return sorted(out, key=lambda p: len(p.parts))  # a parent before what it holds
 
 
 def _make_dir(path: Path) -> None:

@@ -5,6 +5,7 @@ workspace even where the parser is fooled."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import zipfile
 from pathlib import Path
@@ -82,3 +83,28 @@ def test_deny_rule_bypass_spellings_harm_nothing_outside(workdir, cleanup, outsi
         assert victim.read_text() == "precious\n", (spelling, out.content)
         ran += "Denied" not in out.content
     assert ran > 0  # some spellings fooled the text rules; the sandbox still held
+
+
+def test_programs_installed_under_tmp_stay_reachable_inside(workdir, cleanup, monkeypatch):
+    """The private /tmp hides the host's: a tool installed there (a virtualenv in /tmp, as a
+    CI clone may have) is bound back read-only, so the command finds it and cannot change it."""
+    need_bwrap()
+    import tempfile
+
+    tools = Path(tempfile.mkdtemp(prefix="agent-cli-tools-", dir="/tmp"))
+    try:
+        script = tools / "hello-tool"
+        script.write_text("#!/bin/sh\necho hello from /tmp\n")
+        script.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+        rt = sandboxed_runtime(workdir)
+        cleanup(rt)
+        shell = Shell(rt)
+        out = shell("hello-tool")
+        assert not out.is_error and "hello from /tmp" in out.content, out.content
+        out = shell(f"echo x > {tools}/planted")
+        assert out.is_error and not (tools / "planted").exists()
+    finally:
+        import shutil
+
+        shutil.rmtree(tools, ignore_errors=True)
