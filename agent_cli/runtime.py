@@ -113,6 +113,10 @@ class Runtime:
             allow_bypass=self.config.allow_bypass)
         self.broker = ApprovalBroker()
         self.audit = AuditLog(self.team_dir / "audit.jsonl")
+        from .permissions.claude_keys import settings_notes
+
+        self.tool_env, self.settings_notes = self.settings.env()  # `env` of the settings
+        self.settings_notes += settings_notes(self.settings, self.policy)
         self.sandbox = self._make_sandbox()
         self.gate = PermissionGate(self.policy, self.broker, self.audit, sandbox=self.sandbox)
         self.held_settings = self.settings.held()  # the REPL asks; else SessionStart warns
@@ -142,7 +146,8 @@ class Runtime:
 
         return Sandbox(self.sandbox_settings(), self.workdir, deny_reads,
                        proxy_factory=self._start_proxy,
-                       interactive=lambda: self.broker.ui_attached)
+                       interactive=lambda: self.broker.ui_attached,
+                       command_env=lambda: self.tool_env)
 
     def _start_proxy(self, domains: tuple[str, ...]):  # -> sandbox.proxy.DomainProxy
         from .sandbox.proxy import DomainProxy

@@ -199,6 +199,21 @@ class PermissionPolicy:
                 return entry
         return None
 
+    def search_rule(self, tool: str) -> RuleEntry | None:
+        """A bare `Glob` / `Grep` deny rule (else ask rule) for the glob / grep tool; asks
+        count for nothing in bypassPermissions."""
+        from .rules import SEARCH_TOOLS
+
+        hits = [e for e in self.rules() if SEARCH_TOOLS.get(e.parsed.family) == tool
+                and e.parsed.spec is None and e.effect != "allow"]
+        if self.mode == "bypassPermissions":
+            hits = [e for e in hits if e.effect == "deny"]
+        return next((e for e in hits if e.effect == "deny"), hits[0] if hits else None)
+
+    def not_applicable(self) -> list[RuleEntry]:
+        """Rules about tools agent-cli does not have (Task, Agent, NotebookEdit, ...)."""
+        return [e for e in self.rules() if not e.parsed.applicable]
+
     def read_rules(self, roots: tuple[Path, ...]) -> ReadRules | None:
         """The Read deny and ask rules for one call under `roots` (None when there are none:
         reading is then free). In bypassPermissions nothing asks: deny rules only."""

@@ -73,6 +73,7 @@ def ask_project_settings(runtime: Any, question: Callable[[Text, str], bool]) ->
         runtime.sandbox.update(runtime.sandbox_settings())  # now with the trusted parts
     if hooks is not None:
         runtime.hooks.add(hooks.specs)
+    runtime.tool_env = runtime.settings.env()[0]  # the repository's env, now trusted
     _apply_mode(runtime)
     try:
         runtime.settings.trust(held)
@@ -83,7 +84,10 @@ def ask_project_settings(runtime: Any, question: Callable[[Text, str], bool]) ->
 def _apply_mode(runtime: Any) -> None:
     if getattr(runtime.config, "mode_from_flag", False):
         return
-    mode, _layer = runtime.settings.value("permissions", "defaultMode")
+    from ..permissions.layers import usable
+
+    loaded = usable(runtime.settings.loaded(), "mode")
+    mode, _layer = runtime.settings.value("permissions", "defaultMode", loaded=loaded)
     if mode in (None, "bypassPermissions") or mode == runtime.policy.mode:
         return
     try:

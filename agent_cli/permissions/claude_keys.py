@@ -1,0 +1,54 @@
+"""What of Claude Code's settings files agent-cli does not honour, said once at start.
+
+A `.claude/settings.json` (user, project or local) is read as a settings layer (layers.py).
+The keys agent-cli gives a meaning are listed in HONOURED; every other key of a `.claude/`
+file, a `model` or `defaultMode` it cannot use, and every rule about a tool agent-cli does not
+have (`Task`, `NotebookEdit`, ...; rules.Rule.applicable) is named in one line per file, so
+nothing a Claude Code user configured is dropped without a word. agent-cli's own files are
+not checked here: their keys are agent-cli's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .layers import SettingsLayers, claude_mode_usable, claude_model
+
+HONOURED = frozenset({
+    "$schema", "permissions", "hooks", "env", "model", "sandbox",
+})
+PERMISSION_KEYS = frozenset({"allow", "deny", "ask", "defaultMode"})
+
+
+def settings_notes(layers: SettingsLayers, policy: Any = None) -> list[str]:
+    """One line per `.claude/` file with what agent-cli does not honour in it, then one per
+    rule source with the rules that are not applicable here."""
+    notes: list[str] = []
+    for layer, data in layers.raw_loaded():
+        if not layer.claude or not data:
+            continue
+        skipped = [key for key in data if key not in HONOURED]
+        perms = data.get("permissions")
+        if isinstance(perms, dict):
+            skipped += [f"permissions.{k}" for k in perms if k not in PERMISSION_KEYS]
+            mode = perms.get("defaultMode")
+            if mode is not None and not claude_mode_usable(mode):
+                skipped.append(f"permissions.defaultMode {mode!r}"
+                               + (" (needs --dangerously-skip-permissions here)"
+                                  if mode == "bypassPermissions" else ""))
+        if "model" in data and claude_model(data["model"]) is None:
+            skipped.append(f"model {data['model']!r} (not a Claude model name)")
+        if skipped:
+            notes.append(f"{layer.shown}: not honoured by agent-cli: {', '.join(skipped)}")
+    if policy is not None:
+        notes += _not_applicable(policy)
+    return notes
+
+
+def _not_applicable(policy: Any) -> list[str]:
+    by_source: dict[str, list[str]] = {}
+    for entry in policy.not_applicable():
+        by_source.setdefault(entry.source, []).append(f"{entry.effect} {entry.rule}")
+    return [f"{source.removeprefix('settings: ')}: rules kept but not applicable here "
+            f"(agent-cli has no such tool): {', '.join(rules)}"
+            for source, rules in by_source.items()]
