@@ -46,9 +46,15 @@ def settings_notes(layers: SettingsLayers, policy: Any = None) -> list[str]:
 
 
 def _not_applicable(policy: Any) -> list[str]:
+    from .rules import UNREADABLE
+
     by_source: dict[str, list[str]] = {}
+    notes: list[str] = []
     for entry in policy.not_applicable():
-        by_source.setdefault(entry.source, []).append(f"{entry.effect} {entry.rule}")
-    return [f"{source.removeprefix('settings: ')}: rules kept but not applicable here "
-            f"(agent-cli has no such tool): {', '.join(rules)}"
-            for source, rules in by_source.items()]
+        where = entry.source.removeprefix("settings: ")
+        if entry.parsed.family == UNREADABLE:
+            notes.append(f"{where}: {entry.effect} rule not enforced here: {entry.parsed.spec}")
+            continue
+        by_source.setdefault(where, []).append(f"{entry.effect} {entry.rule}")
+    return [f"{where}: rules kept but not applicable here (agent-cli has no such tool): "
+            f"{', '.join(rules)}" for where, rules in by_source.items()] + notes

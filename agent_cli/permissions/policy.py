@@ -83,11 +83,14 @@ class PermissionPolicy:
     ) -> RuleEntry:
         if effect not in EFFECTS:
             raise UserError(f"invalid rule effect {effect!r}: use allow, deny or ask")
-        from .rules import InvalidRule, parse_rule
+        from .rules import InvalidRule, parse_rule, unreadable_rule
 
         try:
             parsed = parse_rule(text)
         except InvalidRule as exc:
+            if layer.startswith("claude-") and isinstance(text, str):  # never stops the start
+                parsed = unreadable_rule(text, str(exc))
+                return RuleEntry(parsed.text, effect, source, parsed, layer)
             where = f"{path or self.settings_path}: " if source.startswith("settings") else ""
             raise InvalidRule(f"{where}{exc}") from exc
         return RuleEntry(parsed.text, effect, source, parsed, layer or self._layer_of(source))

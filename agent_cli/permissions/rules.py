@@ -41,6 +41,7 @@ Family = Literal["Bash", "Write", "Edit", "Read"]
 FAMILIES: tuple[str, ...] = ("Bash", "Write", "Edit", "Read", "WebSearch", "WebFetch",
                              "MultiEdit", "Glob", "Grep", "Task", "Agent", "NotebookEdit")
 NOT_HERE = ("Task", "Agent", "NotebookEdit")  # Claude Code tools agent-cli does not have
+UNREADABLE = "Unreadable"  # a `.claude/` rule agent-cli cannot read: kept, listed, named
 SEARCH_TOOLS = {"Glob": "glob", "Grep": "grep"}  # a bare rule holds that tool alone
 RULE_RE = re.compile(r"^([A-Za-z]+)(?:\((.*)\))?$", re.DOTALL)
 
@@ -68,7 +69,7 @@ class Rule:
     @property
     def applicable(self) -> bool:
         """False for a rule about a tool agent-cli does not have (kept, listed, unmatched)."""
-        if self.family in NOT_HERE:
+        if self.family in (*NOT_HERE, UNREADABLE):
             return False
         return not (self.family in SEARCH_TOOLS and self.spec is not None)
 
@@ -177,6 +178,12 @@ def mcp_matches(spec: str, target: str) -> bool:
     if rule is None or call is None:
         return False
     return rule[0] == call[0] and (rule[1] is None or rule[1] == call[1])
+
+
+def unreadable_rule(text: str, why: str) -> Rule:
+    """A rule from a `.claude/` file that agent-cli cannot read (`why`): kept and listed,
+    matched against nothing, named at start."""
+    return Rule(text.strip(), UNREADABLE, why)
 
 
 def parse_rule(text: object) -> Rule:

@@ -26,6 +26,10 @@ def settings_question(held: Any, hooks: Any) -> Text:
     for item in getattr(held, "sandbox", []):
         text.append("  ", style="bold")
         text.append(f"{item}\n")
+    for part in held.parts.values():  # env: every command gets it (PATH, BASH_ENV, ...)
+        for name, value in (part.get("env") or {}).items():
+            text.append("  env ", style="bold")
+            text.append(f"{name}={value}\n")
     if hooks is not None:
         text.append("  hooks:\n", style="bold")
         for spec in hooks.specs:
@@ -50,6 +54,9 @@ def held_rules(held: Any) -> Text:
                     style="yellow")
     for item in getattr(held, "sandbox", []):
         text.append(f"{item}  ({shown}: not trusted, not applied)\n", style="yellow")
+    for part in held.parts.values():
+        for name in part.get("env") or {}:
+            text.append(f"env {name}  ({shown}: not trusted, not applied)\n", style="yellow")
     if held.hooks and not held.allow and not held.mode:
         text.append(f"hooks in {shown}: not trusted, not run (see /hooks)\n", style="yellow")
     return text
