@@ -14,8 +14,9 @@ from typing import Any
 
 from .layers import SettingsLayers, claude_mode_usable, claude_model
 
+MCP_KEYS = ("enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers")
 HONOURED = frozenset({
-    "$schema", "permissions", "hooks", "env", "model", "sandbox",
+    "$schema", "permissions", "hooks", "env", "model", "sandbox", *MCP_KEYS,
 })
 PERMISSION_KEYS = frozenset({"allow", "deny", "ask", "defaultMode"})
 
@@ -28,6 +29,8 @@ def settings_notes(layers: SettingsLayers, policy: Any = None) -> list[str]:
         if not layer.claude or not data:
             continue
         skipped = [key for key in data if key not in HONOURED]
+        if layer.kind == "project" or layers.foreign_local(layer):  # never its own servers
+            skipped += [f"{key} (a repository's file)" for key in MCP_KEYS if key in data]
         perms = data.get("permissions")
         if isinstance(perms, dict):
             skipped += [f"permissions.{k}" for k in perms if k not in PERMISSION_KEYS]

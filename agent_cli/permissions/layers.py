@@ -178,6 +178,23 @@ class SettingsLayers:
             out.update({str(k): str(v) for k, v in env.items() if str(k) not in bad})
         return out, notes
 
+    def mcp_answers(self) -> tuple[bool, set[str], set[str]]:
+        """(enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers) from the
+        human's own files only: the user layers and an untracked local one (a repository's
+        settings never trust its own servers). A name in both lists counts as disabled."""
+        enable_all, enabled, disabled = False, set(), set()
+        for layer, data in self.raw_loaded():
+            if layer.kind == "project" or self.foreign_local(layer):
+                continue
+            if isinstance(data.get("enableAllProjectMcpServers"), bool):
+                enable_all = data["enableAllProjectMcpServers"]
+            for key, names in (("enabledMcpjsonServers", enabled),
+                               ("disabledMcpjsonServers", disabled)):
+                value = data.get(key)
+                if isinstance(value, list):
+                    names.update(str(v) for v in value if isinstance(v, str))
+        return enable_all, enabled - disabled, disabled
+
     def _committed(self, layer: Layer | None = None) -> bool:
         """Whether a settings.local.json came from elsewhere: git tracks it or another user
         owns it (asked once per file and session: two git calls)."""
