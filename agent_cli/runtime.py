@@ -60,6 +60,9 @@ class RuntimeConfig:
     model_factory: Callable[[str, str | None], Model] | None = None
 
 
+CO_AUTHOR = "Claude <noreply@anthropic.com>"  # includeCoAuthoredBy: true, as Claude Code
+
+
 class Runtime:
     """One session's shared state. Build with Runtime.open(workdir, config)."""
 
@@ -181,9 +184,11 @@ class Runtime:
             if self._worktrees is None:
                 from .team.worktrees import Worktrees
 
+                co = self.settings.value("includeCoAuthoredBy")[0] is True
                 self._worktrees = Worktrees(self.workdir, self.board, self.config.worktrees,
                                             events=self.events, mail=self.mail,
-                                            sandbox=self.sandbox)
+                                            sandbox=self.sandbox,
+                                            co_author=CO_AUTHOR if co else "")
                 if self._worktrees.landing is not None:
                     self._worktrees.landing.resume()  # a landing a killed run left
                     self._report_private(self._worktrees.private.warnings)
