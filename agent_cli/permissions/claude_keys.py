@@ -17,7 +17,7 @@ from .layers import SettingsLayers, claude_mode_usable, claude_model
 MCP_KEYS = ("enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers")
 HONOURED = frozenset({
     "$schema", "permissions", "hooks", "env", "model", "sandbox", *MCP_KEYS,
-    "includeCoAuthoredBy",
+    "includeCoAuthoredBy", "statusLine",
 })
 PERMISSION_KEYS = frozenset({"allow", "deny", "ask", "defaultMode"})
 

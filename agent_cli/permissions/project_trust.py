@@ -2,7 +2,7 @@
 
 `.agent-cli/settings.json` is meant to be committed, so a cloned repository can carry
 settings that widen what runs without a question: `env` (PATH or BASH_ENV for every
-command), `hooks` (commands that would run at
+command), `statusLine` (a command), `hooks` (commands that would run at
 SessionStart before anyone typed a word), `permissions.allow` rules and a widening
 `permissions.defaultMode` (acceptEdits, bypassPermissions), and the sandbox settings that
 widen (sandbox.config.WIDENING_KEYS: allowWrite, allowedDomains, excludedCommands, turning
@@ -47,6 +47,8 @@ def widening(data: dict[str, Any]) -> dict[str, Any]:
         out["hooks"] = data["hooks"]
     if data.get("env"):  # PATH, BASH_ENV, LD_PRELOAD, ... decide what a command runs
         out["env"] = data["env"]
+    if data.get("statusLine"):  # a command, run at every toolbar refresh
+        out["statusLine"] = data["statusLine"]
     perms = data.get("permissions")
     if isinstance(perms, dict):
         if perms.get("allow"):
@@ -82,6 +84,7 @@ def without_widening(data: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(data)
     out.pop("hooks", None)
     out.pop("env", None)
+    out.pop("statusLine", None)
     perms = out.get("permissions")
     if isinstance(perms, dict):
         perms.pop("allow", None)
@@ -139,6 +142,10 @@ class HeldSettings:
                for k in p["env"]]
         if env:
             bits.append("env " + ", ".join(env))
+        lines = [p["statusLine"] for p in self.parts.values() if "statusLine" in p]
+        if lines:
+            cmd = lines[-1].get("command") if isinstance(lines[-1], dict) else lines[-1]
+            bits.append(f"statusLine {cmd}")
         if self.hooks:
             bits.append(f"{hooks} hook{'s' if hooks != 1 else ''}" if hooks else "hooks")
         return "; ".join(bits)

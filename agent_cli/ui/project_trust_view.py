@@ -3,6 +3,7 @@ its allow rules, a widening defaultMode and its hooks (permissions/project_trust
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,9 @@ def settings_question(held: Any, hooks: Any) -> Text:
         for name, value in (part.get("env") or {}).items():
             text.append("  env ", style="bold")
             text.append(f"{name}={value}\n")
+        if "statusLine" in part:
+            text.append("  statusLine ", style="bold")
+            text.append(f"{json.dumps(part['statusLine'])}\n")
     if hooks is not None:
         text.append("  hooks:\n", style="bold")
         for spec in hooks.specs:
