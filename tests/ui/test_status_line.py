@@ -45,3 +45,26 @@ def test_the_setting_names_a_command_and_a_repositorys_is_held() -> None:
     data = {"statusLine": raw, "model": "opus"}
     assert widening(data) == {"statusLine": raw}
     assert without_widening(data) == {"model": "opus"}
+
+
+def test_the_repl_toolbar_shows_the_users_status_line(workdir: Path, tmp_path: Path,
+                                                      monkeypatch) -> None:
+    import json
+
+    from support.repl_harness import Harness, make_runtime
+
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    (home / "settings.json").write_text(json.dumps({"statusLine": {
+        "type": "command", "command": "read -r j; echo \"branch-main ${#j}\""}}),
+        encoding="utf-8")
+    rt, _model = make_runtime(workdir, {"lead": []})
+    h = Harness(rt).start()
+    try:
+        h.repl._toolbar()  # the first draw starts the command
+        assert h.repl.status_line is not None and h.repl.status_line.ran.wait(WAIT)
+        text = "".join(t for _, t in h.repl._toolbar())
+        assert text.startswith(" branch-main ") and text.split("\n")[0] != " branch-main 0"
+    finally:
+        h.quit()
