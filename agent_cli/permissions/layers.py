@@ -217,6 +217,7 @@ class SettingsLayers:
                 continue
             held = held or HeldSettings(layer.path)
             held.parts[layer.name] = parts
+            held.files.append(layer.shown)
         return held
 
     def _trusted(self, held: HeldSettings, raw: list[tuple[Layer, dict[str, Any]]]) -> bool:

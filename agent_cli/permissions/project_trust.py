@@ -106,6 +106,12 @@ class HeldSettings:
 
     path: Path  # the first file with held parts (the project's settings.json as a rule)
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)  # layer name -> widening()
+    files: list[str] = field(default_factory=list)  # every file with held parts, as shown
+
+    @property
+    def shown(self) -> str:
+        """`.claude/settings.json` or `.claude/settings.json and .agent-cli/settings.json`."""
+        return " and ".join(self.files) or f"{self.path.parent.name}/{self.path.name}"
 
     @property
     def allow(self) -> list[str]:

@@ -1,5 +1,6 @@
-"""The start-up question about what a repository's `.agent-cli/settings.json` would widen:
-its allow rules, a widening defaultMode and its hooks (permissions/project_trust.py)."""
+"""The start-up question about what a repository's settings (`.agent-cli/settings.json`,
+`.claude/settings.json`) would widen: its allow rules, a widening defaultMode, its env,
+statusLine and hooks (permissions/project_trust.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from ..errors import AgentCliError
 def settings_question(held: Any, hooks: Any) -> Text:
     """Every held allow rule, the mode and every held hook command, before yes or no."""
     text = Text()
-    text.append(f"{held.path.parent.name}/{held.path.name} (it came with the "
+    text.append(f"{getattr(held, 'shown', held.path.name)} (it came with the "
                 "repository) has settings that widen what runs without asking:\n",
                 style="yellow")
     for rule in held.allow:
@@ -50,7 +51,7 @@ def settings_question(held: Any, hooks: Any) -> Text:
 def held_rules(held: Any) -> Text:
     """/permissions: the repository's allow rules and mode that do not apply yet."""
     text = Text()
-    shown = f"{held.path.parent.name}/{held.path.name}"
+    shown = getattr(held, "shown", held.path.name)
     for rule in held.allow:
         text.append(f"allow {rule}  ({shown}: not trusted, not applied)\n", style="yellow")
     if held.mode:
