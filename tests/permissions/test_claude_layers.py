@@ -108,3 +108,21 @@ def test_multiedit_is_edit_and_a_bare_grep_deny_holds_the_grep_tool(workdir: Pat
     assert not decision.allowed and "Denied by rule Grep" in decision.message
     glob = tools["glob"]
     assert gate.check(glob, glob.input_model(pattern="**/*"), ctx).allowed
+
+
+def test_a_cloned_repositorys_claude_allow_rules_apply_once_trusted(workdir: Path,
+                                                                    claude_home: Path) -> None:
+    put(workdir / ".claude/settings.json", {"permissions": {"allow": ["Bash(make test)"],
+                                                            "deny": ["Bash(rm *)"]}})
+    layers = SettingsLayers(workdir)
+    held = layers.held()
+    assert held is not None and held.allow == ["Bash(make test)"]
+    assert held.files == [".claude/settings.json"]
+    policy = PermissionPolicy(workdir, layers=layers)
+    assert policy.find("allow", "Bash", "make test") is None  # held
+    assert policy.find("deny", "Bash", "rm -rf x") is not None  # deny applies at once
+    layers.trust(held)  # the human's yes, kept in host-private state
+    assert SettingsLayers(workdir).held() is None
+    assert PermissionPolicy(workdir).find("allow", "Bash", "make test") is not None
+    put(workdir / ".claude/settings.json", {"permissions": {"allow": ["Bash"]}})
+    assert SettingsLayers(workdir).held() is not None  # changed upstream: asked again
