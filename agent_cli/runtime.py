@@ -60,6 +60,9 @@ class RuntimeConfig:
     model_factory: Callable[[str, str | None], Model] | None = None
 
 
+CO_AUTHOR = "Claude <noreply@anthropic.com>"  # includeCoAuthoredBy: true, as Claude Code
+
+
 class Runtime:
     """One session's shared state. Build with Runtime.open(workdir, config)."""
 
@@ -113,6 +116,10 @@ class Runtime:
             allow_bypass=self.config.allow_bypass)
         self.broker = ApprovalBroker()
         self.audit = AuditLog(self.team_dir / "audit.jsonl")
+        from .permissions.claude_keys import settings_notes
+
+        self.tool_env, self.settings_notes = self.settings.env()  # `env` of the settings
+        self.settings_notes += settings_notes(self.settings, self.policy)
         self.sandbox = self._make_sandbox()
         self.gate = PermissionGate(self.policy, self.broker, self.audit, sandbox=self.sandbox)
         self.held_settings = self.settings.held()  # the REPL asks; else SessionStart warns
@@ -143,7 +150,8 @@ class Runtime:
 
         return Sandbox(self.sandbox_settings(), self.workdir, deny_reads,
                        proxy_factory=self._start_proxy,
-                       interactive=lambda: self.broker.ui_attached)
+                       interactive=lambda: self.broker.ui_attached,
+                       command_env=lambda: self.tool_env)
 
     def _start_proxy(self, domains: tuple[str, ...]):  # -> sandbox.proxy.DomainProxy
         from .sandbox.proxy import DomainProxy
@@ -177,9 +185,11 @@ class Runtime:
             if self._worktrees is None:
                 from .team.worktrees import Worktrees
 
+                co = self.settings.value("includeCoAuthoredBy")[0] is True
                 self._worktrees = Worktrees(self.workdir, self.board, self.config.worktrees,
                                             events=self.events, mail=self.mail,
-                                            sandbox=self.sandbox)
+                                            sandbox=self.sandbox,
+                                            co_author=CO_AUTHOR if co else "")
                 if self._worktrees.landing is not None:
                     self._worktrees.landing.resume()  # a landing a killed run left
                     self._report_private(self._worktrees.private.warnings)

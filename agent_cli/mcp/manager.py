@@ -27,8 +27,12 @@ class McpManager:
         on_change: Callable[[McpServer], None] | None = None,
         startup_timeout: float = STARTUP_TIMEOUT_S,
         call_timeout: float = CALL_TIMEOUT_S,
+        preset: Callable[[str], bool | None] | None = None,
     ) -> None:
+        """`preset(name)`: the answer the human's own settings give a project server
+        (enabledMcpjsonServers, ...), else None (then the private trust record decides)."""
         self.workdir = Path(workdir)
+        self.preset = preset
         self.trust = TrustStore(self.workdir)
         log_dir = self.workdir / ".team" / "mcp"
         self._on_change = on_change
@@ -54,6 +58,9 @@ class McpManager:
     def _answer(self, spec: ServerSpec) -> bool | None:
         if spec.name in self._answers:
             return self._answers[spec.name]
+        said = self.preset(spec.name) if self.preset is not None else None
+        if said is not None:
+            return said
         try:
             return self.trust.answer(spec)
         except AgentCliError as exc:  # an unreadable settings.local.json: nobody trusted

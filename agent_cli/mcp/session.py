@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..events import Notice
@@ -26,6 +27,23 @@ def build_manager(runtime: Any, flag_files: list[str]) -> McpManager | None:
             runtime.events.emit(Notice("mcp", f"server {server.name}: {server.status}",
                                        level=level))
 
-    manager = McpManager(runtime.workdir, specs, on_change=changed)
+    manager = McpManager(runtime.workdir, specs, on_change=changed,
+                         preset=settings_preset(runtime))
     manager.problems = problems
     return manager
+
+
+def settings_preset(runtime: Any) -> Callable[[str], bool | None] | None:
+    """The project-server answers in the human's own settings files (Claude Code's
+    enableAllProjectMcpServers / enabledMcpjsonServers / disabledMcpjsonServers), read once."""
+    settings = getattr(runtime, "settings", None)
+    if settings is None:
+        return None
+    enable_all, enabled, disabled = settings.mcp_answers()
+
+    def preset(name: str) -> bool | None:
+        if name in disabled:
+            return False
+        return True if name in enabled or enable_all else None
+
+    return preset

@@ -98,6 +98,13 @@ class PermissionGate:
         """
         roots = (ctx.workspace.root if ctx.workspace else ctx.workdir, self.policy.workdir)
         ctx.read_guard = self.policy.read_rules(roots)
+        search = self.policy.search_rule(tool.name) if tool.permission == "Read" else None
+        if search is not None and search.effect == "deny":
+            return self._done(tool, args, ctx, Decision(
+                False, search.rule, f"Denied by rule {search.rule} ({search.source}): "
+                f"{tool.name} was not run."))
+        if search is not None:
+            hook = "ask"
         if tool.permission == "Read":
             return self._check_read(tool, args, ctx, ctx.read_guard, hook)
         if tool.read_only and hook != "ask":

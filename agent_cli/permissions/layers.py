@@ -7,6 +7,13 @@
   that git tracks, or that another user owns, came from elsewhere: its widening parts are
   held like the project's.
 
+Claude Code's files are read as layers of the same kinds, each just below agent-cli's file
+of its kind (so where both set a scalar, agent-cli's own file wins): `~/.claude/settings.json`
+(`$CLAUDE_CONFIG_DIR`) is a user layer, `.claude/settings.json` a project layer and
+`.claude/settings.local.json` a local one, trusted exactly as their `.agent-cli/` peers. The
+order: claude-user < user < claude-project < project < claude-local < local. Writes never go
+to a `.claude/` file.
+
 Lists (permission rules, hooks) are gathered from every layer, each item remembering its
 layer; a scalar (`model`, `permissions.defaultMode`) is taken from the highest layer that
 sets it. Writes ("allow always", `/permissions save`) go to the local layer. The human's
@@ -25,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..claude.paths import claude_home
 from ..private_state import TRUST_FILE, PrivateStore, user_dir
 from ..repo import add_to_exclude, find_repo_root
 from ..sandbox.config import SandboxSettings
@@ -40,6 +48,7 @@ from .settings import load_settings, update_rule, update_settings
 
 OLD_TRUST_KEY = "trustedProjectHooks"  # the hooks-only answer this one replaced
 LAYER_NAMES = ("user", "project", "local")
+CLAUDE_NAMES = {"claude-user": "user", "claude-project": "project", "claude-local": "local"}
 LOCAL_NAME = "settings.local.json"
 EXCLUDE_PATTERNS = ("**/.agent-cli/settings.local.json", "**/.agent-cli/*.lock")
 __all__ = ["LAYER_NAMES", "Layer", "SettingsLayers", "session_defaults", "user_dir"]
@@ -49,13 +58,22 @@ __all__ = ["LAYER_NAMES", "Layer", "SettingsLayers", "session_defaults", "user_d
 class Layer:
     """One settings file: its layer name, path and how /permissions shows it."""
 
-    name: str  # user | project | local
+    name: str  # user | project | local | claude-user | claude-project | claude-local
     path: Path
     shown: str  # "~/.agent-cli/settings.json", ".agent-cli/settings.local.json"
 
     @property
     def source(self) -> str:
         return f"settings: {self.shown}"
+
+    @property
+    def kind(self) -> str:
+        """user | project | local: whose file it is, for precedence and trust."""
+        return CLAUDE_NAMES.get(self.name, self.name)
+
+    @property
+    def claude(self) -> bool:
+        return self.name in CLAUDE_NAMES
 
 
 class SettingsLayers:
@@ -65,19 +83,18 @@ class SettingsLayers:
                  trust_project: bool = False) -> None:
         self.workdir = Path(workdir)
         self.trust_project = trust_project  # --trust-project-settings: this run only
-        self._local_foreign: bool | None = None
+        self._foreign: dict[Path, bool] = {}
         udir = Path(user) if user is not None else user_dir()
         self.private = PrivateStore(self.workdir, udir)
-        home = Path.home()
-        shown_user = udir / "settings.json"
-        try:
-            shown = "~/" + str(shown_user.relative_to(home))
-        except ValueError:
-            shown = str(shown_user)
+        cdir = claude_home()
+        cc = self.workdir / ".claude"
         self.layers = (
-            Layer("user", udir / "settings.json", shown),
+            Layer("claude-user", cdir / "settings.json", _shown(cdir / "settings.json")),
+            Layer("user", udir / "settings.json", _shown(udir / "settings.json")),
+            Layer("claude-project", cc / "settings.json", ".claude/settings.json"),
             Layer("project", self.workdir / ".agent-cli" / "settings.json",
                   ".agent-cli/settings.json"),
+            Layer("claude-local", cc / LOCAL_NAME, f".claude/{LOCAL_NAME}"),
             Layer("local", self.workdir / ".agent-cli" / LOCAL_NAME, f".agent-cli/{LOCAL_NAME}"),
         )
 
@@ -136,28 +153,71 @@ class SettingsLayers:
     def sandbox_settings(self, flag: bool | None = None) -> SandboxSettings:
         """The `sandbox` settings from the effective layers (a tracked settings.local.json
         counts as the repository's); `flag`: --sandbox / --no-sandbox."""
-        committed = self._committed()
-        rows = [("project" if layer.name == "local" and committed else layer.name,
+        rows = [("project" if layer.kind == "local" and self._committed(layer) else layer.kind,
                  str(layer.path), data) for layer, data in self.loaded()]
         return resolve_sandbox(rows, flag)
 
-    def _committed(self) -> bool:
-        """Whether settings.local.json came from elsewhere: git tracks it or another user
-        owns it (asked once per session: two git calls)."""
-        if self._local_foreign is None:
-            self._local_foreign = foreign(self.local.path)
-        return self._local_foreign
+    def env(self, loaded: list[tuple[Layer, dict[str, Any]]] | None = None
+            ) -> tuple[dict[str, str], list[str]]:
+        """The `env` every agent command gets (higher layers override a name), and one note
+        per file whose `env` is not an object of strings (those entries are not applied)."""
+        out: dict[str, str] = {}
+        notes: list[str] = []
+        for layer, data in loaded if loaded is not None else self.loaded():
+            env = data.get("env")
+            if env is None:
+                continue
+            if not isinstance(env, dict):
+                notes.append(f"{layer.shown}: 'env' is not an object; not applied")
+                continue
+            bad = [str(k) for k, v in env.items() if not isinstance(v, (str, int, float))
+                   or isinstance(v, bool) or not str(k) or "=" in str(k) or "\x00" in str(v)]
+            if bad:
+                notes.append(f"{layer.shown}: env {', '.join(bad)}: not a name=string; "
+                             "not applied")
+            out.update({str(k): str(v) for k, v in env.items() if str(k) not in bad})
+        return out, notes
+
+    def mcp_answers(self) -> tuple[bool, set[str], set[str]]:
+        """(enableAllProjectMcpServers, enabledMcpjsonServers, disabledMcpjsonServers) from the
+        human's own files only: the user layers and an untracked local one (a repository's
+        settings never trust its own servers). A name in both lists counts as disabled."""
+        enable_all, enabled, disabled = False, set(), set()
+        for layer, data in self.raw_loaded():
+            if layer.kind == "project" or self.foreign_local(layer):
+                continue
+            if isinstance(data.get("enableAllProjectMcpServers"), bool):
+                enable_all = data["enableAllProjectMcpServers"]
+            for key, names in (("enabledMcpjsonServers", enabled),
+                               ("disabledMcpjsonServers", disabled)):
+                value = data.get(key)
+                if isinstance(value, list):
+                    names.update(str(v) for v in value if isinstance(v, str))
+        return enable_all, enabled - disabled, disabled
+
+    def _committed(self, layer: Layer | None = None) -> bool:
+        """Whether a settings.local.json came from elsewhere: git tracks it or another user
+        owns it (asked once per file and session: two git calls)."""
+        path = (layer or self.local).path
+        if path not in self._foreign:
+            self._foreign[path] = foreign(path)
+        return self._foreign[path]
+
+    def foreign_local(self, layer: Layer) -> bool:
+        """A local-kind layer that counts as the repository's (tracked, or another user's)."""
+        return layer.kind == "local" and self._committed(layer)
 
     def _held(self, raw: list[tuple[Layer, dict[str, Any]]]) -> HeldSettings | None:
         held: HeldSettings | None = None
         for layer, data in raw:
-            if layer.name == "user":
+            if layer.kind == "user":
                 continue
             parts = widening(data)
-            if not parts or (layer.name == "local" and not self._committed()):
+            if not parts or (layer.kind == "local" and not self._committed(layer)):
                 continue
             held = held or HeldSettings(layer.path)
             held.parts[layer.name] = parts
+            held.files.append(layer.shown)
         return held
 
     def _trusted(self, held: HeldSettings, raw: list[tuple[Layer, dict[str, Any]]]) -> bool:
@@ -215,15 +275,25 @@ class SettingsLayers:
 
 def _load(layer: Layer) -> dict[str, Any]:
     """The user's own file may be a symlink (dotfiles); files in the workdir never are."""
-    path = layer.path.resolve() if layer.name == "user" else layer.path
+    path = layer.path.resolve() if layer.kind == "user" else layer.path
     return load_settings(path)
+
+
+def _shown(path: Path) -> str:
+    """`~/.claude/settings.json` when under the home directory, else the path."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
 
 
 def session_defaults(workdir: Path, trust_project: bool = False,
                      user: Path | None = None) -> dict[str, Any]:
     """`model`, `permissions.defaultMode` and `thinking` (raw, with the file it came from in
     `thinking_from`) from the highest settings layer that sets them (command-line flags
-    override them); SettingsError naming the file for a bad value."""
+    override them); SettingsError naming the file for a bad value in agent-cli's own files.
+    A value of a `.claude/` file agent-cli cannot use (`"model": "opusplan"`, a mode it lacks,
+    bypassPermissions) is passed over: claude_keys.settings_notes names it at start."""
     from .policy import MODES
     from .settings import SettingsError
 
@@ -234,12 +304,12 @@ def session_defaults(workdir: Path, trust_project: bool = False,
     if thinking is not None:
         out["thinking"] = thinking
         out["thinking_from"] = str(layer.path) if layer else "settings"
-    model, layer = layers.value("model", loaded=loaded)
+    model, layer = layers.value("model", loaded=usable(loaded, "model"))
     if model is not None:
         if not isinstance(model, str) or not model.strip():
             raise SettingsError(f"{layer.path if layer else ''}: 'model' must be a model name")
-        out["model"] = model.strip()
-    mode, layer = layers.value("permissions", "defaultMode", loaded=loaded)
+        out["model"] = claude_model(model) if layer is not None and layer.claude else model.strip()
+    mode, layer = layers.value("permissions", "defaultMode", loaded=usable(loaded, "mode"))
     if mode is not None:
         if mode not in MODES:
             raise SettingsError(
@@ -247,4 +317,33 @@ def session_defaults(workdir: Path, trust_project: bool = False,
                 f"{', '.join(MODES)}"
             )
         out["permission_mode"] = mode
+    return out
+
+
+def claude_model(raw: Any) -> str | None:
+    """The model a `.claude/` file's `model` names (`opus` -> a Claude name), or None."""
+    from ..claude.names import model_name
+
+    return model_name(raw)[0] if isinstance(raw, str) else None
+
+
+def claude_mode_usable(mode: Any) -> bool:
+    """A `.claude/` file's defaultMode agent-cli applies (bypassPermissions needs the flag)."""
+    return mode in ("default", "acceptEdits", "plan")
+
+
+def usable(loaded: list[tuple[Layer, dict[str, Any]]], what: str
+            ) -> list[tuple[Layer, dict[str, Any]]]:
+    """The layers with a `.claude/` file's unusable model / defaultMode left out."""
+    out = []
+    for layer, data in loaded:
+        if layer.claude and what == "model" and "model" in data \
+                and claude_model(data["model"]) is None:
+            data = {k: v for k, v in data.items() if k != "model"}
+        perms = data.get("permissions")
+        if layer.claude and what == "mode" and isinstance(perms, dict) \
+                and "defaultMode" in perms and not claude_mode_usable(perms["defaultMode"]):
+            data = {**data, "permissions": {k: v for k, v in perms.items()
+                                            if k != "defaultMode"}}
+        out.append((layer, data))
     return out

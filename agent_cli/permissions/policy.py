@@ -83,11 +83,14 @@ class PermissionPolicy:
     ) -> RuleEntry:
         if effect not in EFFECTS:
             raise UserError(f"invalid rule effect {effect!r}: use allow, deny or ask")
-        from .rules import InvalidRule, parse_rule
+        from .rules import InvalidRule, parse_rule, unreadable_rule
 
         try:
             parsed = parse_rule(text)
         except InvalidRule as exc:
+            if layer.startswith("claude-") and isinstance(text, str):  # never stops the start
+                parsed = unreadable_rule(text, str(exc))
+                return RuleEntry(parsed.text, effect, source, parsed, layer)
             where = f"{path or self.settings_path}: " if source.startswith("settings") else ""
             raise InvalidRule(f"{where}{exc}") from exc
         return RuleEntry(parsed.text, effect, source, parsed, layer or self._layer_of(source))
@@ -198,6 +201,21 @@ class PermissionPolicy:
             if entry.effect == effect and entry.parsed.matches(permission, target, how):
                 return entry
         return None
+
+    def search_rule(self, tool: str) -> RuleEntry | None:
+        """A bare `Glob` / `Grep` deny rule (else ask rule) for the glob / grep tool; asks
+        count for nothing in bypassPermissions."""
+        from .rules import SEARCH_TOOLS
+
+        hits = [e for e in self.rules() if SEARCH_TOOLS.get(e.parsed.family) == tool
+                and e.parsed.spec is None and e.effect != "allow"]
+        if self.mode == "bypassPermissions":
+            hits = [e for e in hits if e.effect == "deny"]
+        return next((e for e in hits if e.effect == "deny"), hits[0] if hits else None)
+
+    def not_applicable(self) -> list[RuleEntry]:
+        """Rules about tools agent-cli does not have (Task, Agent, NotebookEdit, ...)."""
+        return [e for e in self.rules() if not e.parsed.applicable]
 
     def read_rules(self, roots: tuple[Path, ...]) -> ReadRules | None:
         """The Read deny and ask rules for one call under `roots` (None when there are none:

@@ -1,7 +1,8 @@
 """Settings that came with the repository apply only once the human trusted them.
 
 `.agent-cli/settings.json` is meant to be committed, so a cloned repository can carry
-settings that widen what runs without a question: `hooks` (commands that would run at
+settings that widen what runs without a question: `env` (PATH or BASH_ENV for every
+command), `statusLine` (a command), `hooks` (commands that would run at
 SessionStart before anyone typed a word), `permissions.allow` rules and a widening
 `permissions.defaultMode` (acceptEdits, bypassPermissions), and the sandbox settings that
 widen (sandbox.config.WIDENING_KEYS: allowWrite, allowedDomains, excludedCommands, turning
@@ -44,6 +45,10 @@ def widening(data: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if data.get("hooks"):  # {} runs nothing: nothing to ask about
         out["hooks"] = data["hooks"]
+    if data.get("env"):  # PATH, BASH_ENV, LD_PRELOAD, ... decide what a command runs
+        out["env"] = data["env"]
+    if data.get("statusLine"):  # a command, run at every toolbar refresh
+        out["statusLine"] = data["statusLine"]
     perms = data.get("permissions")
     if isinstance(perms, dict):
         if perms.get("allow"):
@@ -78,6 +83,8 @@ def without_widening(data: dict[str, Any]) -> dict[str, Any]:
     """A copy of a settings object with its held parts removed."""
     out = copy.deepcopy(data)
     out.pop("hooks", None)
+    out.pop("env", None)
+    out.pop("statusLine", None)
     perms = out.get("permissions")
     if isinstance(perms, dict):
         perms.pop("allow", None)
@@ -99,6 +106,12 @@ class HeldSettings:
 
     path: Path  # the first file with held parts (the project's settings.json as a rule)
     parts: dict[str, dict[str, Any]] = field(default_factory=dict)  # layer name -> widening()
+    files: list[str] = field(default_factory=list)  # every file with held parts, as shown
+
+    @property
+    def shown(self) -> str:
+        """`.claude/settings.json` or `.claude/settings.json and .agent-cli/settings.json`."""
+        return " and ".join(self.files) or f"{self.path.parent.name}/{self.path.name}"
 
     @property
     def allow(self) -> list[str]:
@@ -131,6 +144,14 @@ class HeldSettings:
         if self.mode:
             bits.append(f"defaultMode {self.mode}")
         bits += self.sandbox
+        env = [str(k) for p in self.parts.values() if isinstance(p.get("env"), dict)
+               for k in p["env"]]
+        if env:
+            bits.append("env " + ", ".join(env))
+        lines = [p["statusLine"] for p in self.parts.values() if "statusLine" in p]
+        if lines:
+            cmd = lines[-1].get("command") if isinstance(lines[-1], dict) else lines[-1]
+            bits.append(f"statusLine {cmd}")
         if self.hooks:
             bits.append(f"{hooks} hook{'s' if hooks != 1 else ''}" if hooks else "hooks")
         return "; ".join(bits)

@@ -13,6 +13,10 @@ Forms:
 - `mcp__server` / `mcp__server__*` — every tool of that MCP server; `mcp__server__tool` — one.
 - `WebSearch`, `WebFetch`, `WebFetch(domain:example.com)` — the API's own web tools
   (models/web_tools.py): allowed ones are offered to the model, denied domains are blocked.
+- Claude Code's other tool names: `MultiEdit(...)` is an `Edit` rule (edit_file); a bare
+  `Glob` / `Grep` deny or ask rule holds the glob / grep tool (gate.py); `Task`, `Agent`,
+  `NotebookEdit` and a `Glob(...)` / `Grep(...)` with a specifier name nothing agent-cli
+  has: they are kept and listed, never matched (`Rule.applicable` is False).
 
 Which tools a rule covers: an allow rule `Edit(...)` covers edit_file and write_file (any file
 change); `Write(...)` covers write_file only. A deny rule of either family covers both
@@ -34,7 +38,11 @@ if TYPE_CHECKING:  # tree-sitter: loaded when a Bash rule is parsed or matched
     from .shell_analysis import ShellAnalysis
 
 Family = Literal["Bash", "Write", "Edit", "Read"]
-FAMILIES: tuple[str, ...] = ("Bash", "Write", "Edit", "Read", "WebSearch", "WebFetch")
+FAMILIES: tuple[str, ...] = ("Bash", "Write", "Edit", "Read", "WebSearch", "WebFetch",
+                             "MultiEdit", "Glob", "Grep", "Task", "Agent", "NotebookEdit")
+NOT_HERE = ("Task", "Agent", "NotebookEdit")  # Claude Code tools agent-cli does not have
+UNREADABLE = "Unreadable"  # a `.claude/` rule agent-cli cannot read: kept, listed, named
+SEARCH_TOOLS = {"Glob": "glob", "Grep": "grep"}  # a bare rule holds that tool alone
 RULE_RE = re.compile(r"^([A-Za-z]+)(?:\((.*)\))?$", re.DOTALL)
 
 
@@ -54,9 +62,16 @@ class Rule:
 
     @cached_property
     def path_pattern(self) -> PathPattern | None:
-        if self.family in ("Bash", "Mcp") or self.spec is None:
+        if self.family in ("Bash", "Mcp") or self.spec is None or not self.applicable:
             return None
         return parse_path_pattern(self.spec)
+
+    @property
+    def applicable(self) -> bool:
+        """False for a rule about a tool agent-cli does not have (kept, listed, unmatched)."""
+        if self.family in (*NOT_HERE, UNREADABLE):
+            return False
+        return not (self.family in SEARCH_TOOLS and self.spec is not None)
 
     def covers(self, permission: str, effect: str) -> bool:
         """Does this rule speak about a tool whose permission kind is `permission`?"""
@@ -165,6 +180,12 @@ def mcp_matches(spec: str, target: str) -> bool:
     return rule[0] == call[0] and (rule[1] is None or rule[1] == call[1])
 
 
+def unreadable_rule(text: str, why: str) -> Rule:
+    """A rule from a `.claude/` file that agent-cli cannot read (`why`): kept and listed,
+    matched against nothing, named at start."""
+    return Rule(text.strip(), UNREADABLE, why)
+
+
 def parse_rule(text: object) -> Rule:
     """Parse one rule, or raise InvalidRule with a one-line reason."""
     if not isinstance(text, str):
@@ -182,6 +203,12 @@ def parse_rule(text: object) -> Rule:
             f"invalid rule {text!r}: expected Tool or Tool(specifier), e.g. 'Bash(git status)'"
         )
     family, spec = m.group(1), m.group(2)
+    if family == "MultiEdit":  # Claude Code's multi-edit tool: edit_file here
+        family = "Edit"
+    if family in NOT_HERE or (family in SEARCH_TOOLS and spec is not None):
+        if spec is not None and ("\n" in spec or "\r" in spec):
+            raise InvalidRule(f"invalid rule {text!r}: a rule is one line")
+        return Rule(stripped, family, spec.strip() if spec is not None else None)
     if family not in FAMILIES:
         raise InvalidRule(
             f"invalid rule {text!r}: unknown tool {family!r} (use one of {', '.join(FAMILIES)})"

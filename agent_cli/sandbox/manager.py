@@ -51,6 +51,7 @@ class Sandbox:
         availability: Availability | None = None,
         proxy_factory: Callable[[tuple[str, ...]], object] | None = None,
         interactive: Callable[[], bool] = lambda: False,
+        command_env: Callable[[], dict[str, str]] = dict,
     ) -> None:
         """`interactive()`: a human can answer now (the REPL): a command then gets the
         proxy even with no allowedDomains, and its first request to a domain asks."""
@@ -61,6 +62,7 @@ class Sandbox:
         self._lock = threading.Lock()
         self.proxy_factory = proxy_factory
         self.interactive = interactive
+        self.command_env = command_env  # the settings' `env`, added to every command
         self._proxy = None
         self._counts: dict[str, int] = {}  # agent -> commands the gate let run sandboxed
 

@@ -150,6 +150,9 @@ class Landing:
         subject = f"task #{task.id}: {task.subject}"
         if merging:  # git commit concludes the merge the teammate resolved
             subject += " (conflict with the main tree resolved)"
+        if getattr(self.wt, "co_author", ""):  # includeCoAuthoredBy, as Claude Code adds it
+            subject += f"\n\nCo-Authored-By: {self.wt.co_author}"
+        if merging:
             self.repo.run("commit", "-q", "--no-verify", "-m", subject, cwd=wt, env=author)
             return None
         tree = self.repo.out("write-tree", cwd=wt)

@@ -45,6 +45,8 @@ class LeadHooks:
         sandbox = getattr(self.rt, "sandbox", None)
         if sandbox is not None and sandbox.enabled and not sandbox.availability.ok:
             self._warn(sandbox.banner() + "; " + sandbox.mode_line().split("; ", 1)[-1])
+        for note in getattr(self.rt, "settings_notes", []):
+            self._warn(f"settings: {note}")
         for warning in getattr(self.rt, "state_warnings", []):
             self._warn(f"state: {warning}")
         held = getattr(self.rt, "held_settings", None)

@@ -58,8 +58,9 @@ class Worktrees:
     """The task worktrees of one workdir. `enabled` is False outside git or when off."""
 
     def __init__(self, workdir: Path, board: TaskBoard, mode: str | None = None,
-                 events=None, mail=None, sandbox=None) -> None:
+                 events=None, mail=None, sandbox=None, co_author: str = "") -> None:
         self.workdir = Path(workdir)
+        self.co_author = co_author  # a Co-Authored-By trailer for landing commits, or ""
         self.sandbox = sandbox  # the session's Sandbox: a landing's verify runs inside it
         self.board = board
         self.mode = mode or setting_mode(self.workdir) or "auto"

@@ -236,16 +236,18 @@ def run_placed(
         raise ToolError(why)
     ws = ctx.workspace
     assert ws is not None
+    extra = sandbox.command_env() if sandbox is not None else {}
     if place != "sandboxed" or sandbox is None:
         res = run_process(command, ws.cwd, timeout_s, ctx.cancel,
-                          separate_stderr=separate_stderr, cap=cap)
+                          separate_stderr=separate_stderr, cap=cap,
+                          env={**os.environ, **extra} if extra else None)
         return res, ""
     from ..sandbox.explain import explain
 
     wrapped = sandbox.wrap(command, ws.root, ws.cwd)
     try:
         res = run_process(command, ws.cwd, timeout_s, ctx.cancel, separate_stderr=separate_stderr,
-                          cap=cap, argv=wrapped.argv, env=wrapped.env)
+                          cap=cap, argv=wrapped.argv, env={**wrapped.env, **extra})
     finally:
         wrapped.done()
     if res.code == 0 and not wrapped.blocked:

@@ -1,5 +1,6 @@
 """`/hooks`: the hooks this session runs (read from the settings layers at start): event,
-matcher, command, timeout and layer, then the warnings about hooks that will not run."""
+matcher, command, timeout and layer (claude-project is .claude/settings.json, ...), then
+the warnings about hooks that will not run."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ def hooks_report(specs: list[Any], warnings: list[str], held: Sequence[Any] = ()
     out: list[Any] = []
     if not specs and not held:
         out.append(Text("No hooks configured (\"hooks\" in ~/.agent-cli/settings.json, "
-                        ".agent-cli/settings.json or .agent-cli/settings.local.json).",
-                        style="dim"))
+                        ".agent-cli/settings.json, .agent-cli/settings.local.json or the "
+                        "same files under ~/.claude/ and .claude/).", style="dim"))
     else:
         table = Table(title="Hooks (read at start)", title_justify="left", show_edge=False,
                       pad_edge=False)

@@ -1,8 +1,10 @@
-"""The start-up question about what a repository's `.agent-cli/settings.json` would widen:
-its allow rules, a widening defaultMode and its hooks (permissions/project_trust.py)."""
+"""The start-up question about what a repository's settings (`.agent-cli/settings.json`,
+`.claude/settings.json`) would widen: its allow rules, a widening defaultMode, its env,
+statusLine and hooks (permissions/project_trust.py)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +16,7 @@ from ..errors import AgentCliError
 def settings_question(held: Any, hooks: Any) -> Text:
     """Every held allow rule, the mode and every held hook command, before yes or no."""
     text = Text()
-    text.append(f"{held.path.parent.name}/{held.path.name} (it came with the "
+    text.append(f"{getattr(held, 'shown', held.path.name)} (it came with the "
                 "repository) has settings that widen what runs without asking:\n",
                 style="yellow")
     for rule in held.allow:
@@ -26,6 +28,13 @@ def settings_question(held: Any, hooks: Any) -> Text:
     for item in getattr(held, "sandbox", []):
         text.append("  ", style="bold")
         text.append(f"{item}\n")
+    for part in held.parts.values():  # env: every command gets it (PATH, BASH_ENV, ...)
+        for name, value in (part.get("env") or {}).items():
+            text.append("  env ", style="bold")
+            text.append(f"{name}={value}\n")
+        if "statusLine" in part:
+            text.append("  statusLine ", style="bold")
+            text.append(f"{json.dumps(part['statusLine'])}\n")
     if hooks is not None:
         text.append("  hooks:\n", style="bold")
         for spec in hooks.specs:
@@ -42,7 +51,7 @@ def settings_question(held: Any, hooks: Any) -> Text:
 def held_rules(held: Any) -> Text:
     """/permissions: the repository's allow rules and mode that do not apply yet."""
     text = Text()
-    shown = f"{held.path.parent.name}/{held.path.name}"
+    shown = getattr(held, "shown", held.path.name)
     for rule in held.allow:
         text.append(f"allow {rule}  ({shown}: not trusted, not applied)\n", style="yellow")
     if held.mode:
@@ -50,6 +59,9 @@ def held_rules(held: Any) -> Text:
                     style="yellow")
     for item in getattr(held, "sandbox", []):
         text.append(f"{item}  ({shown}: not trusted, not applied)\n", style="yellow")
+    for part in held.parts.values():
+        for name in part.get("env") or {}:
+            text.append(f"env {name}  ({shown}: not trusted, not applied)\n", style="yellow")
     if held.hooks and not held.allow and not held.mode:
         text.append(f"hooks in {shown}: not trusted, not run (see /hooks)\n", style="yellow")
     return text
@@ -73,6 +85,7 @@ def ask_project_settings(runtime: Any, question: Callable[[Text, str], bool]) ->
         runtime.sandbox.update(runtime.sandbox_settings())  # now with the trusted parts
     if hooks is not None:
         runtime.hooks.add(hooks.specs)
+    runtime.tool_env = runtime.settings.env()[0]  # the repository's env, now trusted
     _apply_mode(runtime)
     try:
         runtime.settings.trust(held)
@@ -83,7 +96,10 @@ def ask_project_settings(runtime: Any, question: Callable[[Text, str], bool]) ->
 def _apply_mode(runtime: Any) -> None:
     if getattr(runtime.config, "mode_from_flag", False):
         return
-    mode, _layer = runtime.settings.value("permissions", "defaultMode")
+    from ..permissions.layers import usable
+
+    loaded = usable(runtime.settings.loaded(), "mode")
+    mode, _layer = runtime.settings.value("permissions", "defaultMode", loaded=loaded)
     if mode in (None, "bypassPermissions") or mode == runtime.policy.mode:
         return
     try:

@@ -78,6 +78,8 @@ class Repl:
         self._approval_wanted = threading.Event()
         self.session = self._make_session(input, output)
         self.ticker = Ticker(lambda: self.lead.busy, self._redraw)
+        self.status_line: Any = None  # built at the first toolbar drawn once trust is settled
+        self._status_checked = False
 
     # ----- building -------------------------------------------------------------------
     def width(self) -> int:
@@ -121,8 +123,26 @@ class Repl:
     def _toolbar(self) -> list[tuple[str, str]]:
         snap = self.status.get()
         tokens = total_tokens(self.lead.tokens, snap.members)
-        return toolbar_fragments(snap, self.lead.model_name, self.runtime.policy.mode, tokens,
-                                 width=self.width(), context=self.lead.context)
+        frags = toolbar_fragments(snap, self.lead.model_name, self.runtime.policy.mode, tokens,
+                                  width=self.width(), context=self.lead.context)
+        if not self._status_checked and getattr(self.runtime, "held_settings", None) is None:
+            self._status_checked = True  # asked (and answered) about the repository's first
+            self.status_line = self._make_status_line()
+        line = self.status_line.text() if self.status_line is not None else ""
+        return [("class:tb.dim", f" {line}\n"), *frags] if line else frags
+
+    def _make_status_line(self) -> Any:
+        """Claude Code's statusLine setting (a repository's only once trusted), or None."""
+        from .status_line import StatusLine, session_payload, status_command
+
+        settings = getattr(self.runtime, "settings", None)
+        command = status_command(settings.value("statusLine")[0]) if settings else ""
+        if not command:
+            return None
+        env = {**os.environ, **getattr(self.runtime, "tool_env", {})}
+        return StatusLine(command, self.runtime.workdir,
+                          lambda: session_payload(self.runtime, self.lead.model_name),
+                          self._redraw, env)
 
     def changed(self) -> None:
         """Something the toolbar or spinner shows changed (any thread)."""

@@ -196,6 +196,9 @@ def permissions_table(mode: str, entries: list[Any]) -> Table | Text:
     styles = {"deny": "red", "ask": "yellow", "allow": "green"}
     for e in sorted(entries, key=lambda e: (order.get(e.effect, 3), e.source)):
         layer = getattr(e, "layer", "") or e.source
+        parsed = getattr(e, "parsed", None)
+        source = e.source if parsed is None or parsed.applicable else (
+            f"{e.source} (not applicable here)")
         table.add_row(Text(e.effect, style=styles.get(e.effect, "")),
-                      visible(e.rule, one_line=True), layer, visible(e.source, one_line=True))
+                      visible(e.rule, one_line=True), layer, visible(source, one_line=True))
     return table
