@@ -127,10 +127,11 @@ def build_boundary(
 
 
 def _programs_under_tmp() -> list[Path]:
-    """Where the commands' programs may live under /tmp: this Python's environment and the
-    PATH entries (a virtualenv made in /tmp). They are bound back read-only over the
-    private /tmp, so a command still finds `python` or `pytest` there."""
+    """Where the commands' programs may live under /tmp: this Python's environment, the
+    sandbox's own forwarder, and the PATH entries (a virtualenv made in /tmp). They are bound
+    back read-only over the private /tmp, so a command still finds `python` or `pytest`."""
     found = [sys.prefix, sys.base_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+             os.path.dirname(os.path.realpath(__file__)),  # the proxy's forwarder.py
              *os.environ.get("PATH", "").split(os.pathsep)]
     out: list[Path] = []
     for text in found:
