@@ -153,7 +153,10 @@ class Repl:
     def _redraw(self) -> None:
         app = self.session.app
         if app.is_running:
-            app.invalidate()
+            try:
+                app.invalidate()
+            except RuntimeError:  # the prompt ended between the check and the call
+                pass
 
     def _show_thinking(self) -> None:
         """Ctrl-O: the lead's latest extended thinking in full, dimmed."""
