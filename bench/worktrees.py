@@ -164,7 +164,8 @@ class Runs:
         (self.wt.path(t.id) / "pkg050" / "mod050.py").write_text(f"# task {t.id}\n")
         removal = {}
         real_remove = self.wt.remove
-        self.wt.remove = lambda tid: removal.setdefault("ms", timed(lambda: real_remove(tid)))
+        self.wt.remove = lambda tid, **kw: removal.setdefault(
+            "ms", timed(lambda: real_remove(tid, **kw)))
         try:
             wall = self.measure(name, lambda: self.wt.landing.land(t, t.owner, t.claim_token,
                                                                   "ok"))
