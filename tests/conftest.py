@@ -51,3 +51,12 @@ def cleanup():
     for rt in runtimes:
         rt.broker.detach_ui()
         assert rt.close(timeout=10.0) == []
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The user's ~/.claude for one test ($CLAUDE_CONFIG_DIR points at it, empty)."""
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    return home

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .frontmatter import FrontmatterError, parse
+from .paths import lookup_dirs
 from .textfiles import markdown_files, read_small
 
 TYPE_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -48,16 +49,10 @@ class AgentTypes:
                          for t in self.types.values())
 
 
-def agent_dirs(workdir: Path, claude_dir: Path, user_dir: Path) -> list[tuple[Path, str]]:
-    return [(workdir / ".claude" / "agents", "project"),
-            (workdir / ".agent-cli" / "agents", "project"),
-            (claude_dir / "agents", "user"),
-            (user_dir / "agents", "user")]
-
 
 def load_agent_types(workdir: Path, claude_dir: Path, user_dir: Path) -> AgentTypes:
     found = AgentTypes()
-    for root, origin in agent_dirs(workdir, claude_dir, user_dir):
+    for root, origin in lookup_dirs("agents", workdir, claude_dir, user_dir):
         for path in markdown_files(root, found.problems):
             if path.parent != root:
                 continue  # definitions live directly in the folder

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .frontmatter import FrontmatterError, parse
+from .paths import lookup_dirs
 from .textfiles import markdown_files, read_small
 
 PART_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -76,18 +77,11 @@ class CommandSet:
         return self.commands.get(name)
 
 
-def command_dirs(workdir: Path, claude_dir: Path, user_dir: Path) -> list[tuple[Path, str]]:
-    """Where commands are looked up, in order of precedence."""
-    return [(workdir / ".claude" / "commands", "project"),
-            (workdir / ".agent-cli" / "commands", "project"),
-            (claude_dir / "commands", "user"),
-            (user_dir / "commands", "user")]
-
 
 def load_commands(workdir: Path, claude_dir: Path, user_dir: Path) -> CommandSet:
     """Every command file; the first of a name (project before user) wins."""
     found = CommandSet()
-    for root, origin in command_dirs(workdir, claude_dir, user_dir):
+    for root, origin in lookup_dirs("commands", workdir, claude_dir, user_dir):
         for path in markdown_files(root, found.problems):
             command = _load(path, root, origin, found.problems)
             if command is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .frontmatter import FrontmatterError, parse
+from .paths import lookup_dirs
 from .textfiles import read_small, real_dir
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -51,16 +52,10 @@ class Skills:
                           "its instructions and lists the files beside it):", *rows])
 
 
-def skill_dirs(workdir: Path, claude_dir: Path, user_dir: Path) -> list[tuple[Path, str]]:
-    return [(workdir / ".claude" / "skills", "project"),
-            (workdir / ".agent-cli" / "skills", "project"),
-            (claude_dir / "skills", "user"),
-            (user_dir / "skills", "user")]
-
 
 def load_skills(workdir: Path, claude_dir: Path, user_dir: Path) -> Skills:
     found = Skills()
-    for root, origin in skill_dirs(workdir, claude_dir, user_dir):
+    for root, origin in lookup_dirs("skills", workdir, claude_dir, user_dir):
         if not real_dir(root, found.problems):
             continue
         for folder in sorted(root.iterdir()):

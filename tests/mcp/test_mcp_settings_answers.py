@@ -4,14 +4,13 @@ settings.local.json); the same keys in a repository's settings trust nothing."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
+from support.claude_user import put_json as put
 
 from agent_cli.mcp.config import parse_servers
 from agent_cli.mcp.manager import McpManager
@@ -20,19 +19,6 @@ from agent_cli.permissions.layers import SettingsLayers
 
 SERVERS = {"fx": {"command": sys.executable, "args": ["-c", "pass"]},
            "gy": {"command": sys.executable, "args": ["-c", "pass"]}}
-
-
-@pytest.fixture
-def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "claude-home"
-    home.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
-    return home
-
-
-def put(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data), encoding="utf-8")
 
 
 def asked(workdir: Path) -> list[str]:

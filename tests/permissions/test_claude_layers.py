@@ -5,13 +5,13 @@ Glob deny rule on that tool, and a rule agent-cli cannot read never stopping the
 
 from __future__ import annotations
 
-import json
 from io import StringIO
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from rich.console import Console
+from support.claude_user import put_json as put
 
 from agent_cli.permissions.audit import AuditLog
 from agent_cli.permissions.broker import ApprovalBroker
@@ -22,19 +22,6 @@ from agent_cli.tools.base import ToolContext
 from agent_cli.tools.workspace import workspace_tools
 from agent_cli.ui.render import UiSettings
 from agent_cli.ui.slash import SlashContext, dispatch
-
-
-@pytest.fixture
-def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "claude-home"
-    home.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
-    return home
-
-
-def put(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data), encoding="utf-8")
 
 
 def test_layers_interleave_claude_code_files_below_agent_clis_own(workdir: Path,

@@ -19,6 +19,11 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def put_json(path: Path, data: Any) -> None:
+    """Write `data` as JSON to `path` (a settings file), creating its folders."""
+    write(path, json.dumps(data))
+
+
 def run_p(workdir: Path, home: Path, script: dict[str, Any], *args: str,
           stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """`agent-cli -C workdir --model script:FILE ARGS` with HOME=home; `stdin`: piped text
