@@ -90,7 +90,7 @@ def test_no_process_is_left_running_after_the_command(workdir, cleanup):
                     f"setsid bash -c 'exec -a {marker} sleep 300' >/dev/null 2>&1 & "
                     f"nohup bash -c 'exec -a {marker} sleep 300' >/dev/null 2>&1 & echo started")
     assert "started" in out.content
-    deadline = time.monotonic() + 10  # the namespace is torn down as the command ends
+    deadline = time.monotonic() + 30  # the namespace is torn down as the command ends
     while _running(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _running(marker)
