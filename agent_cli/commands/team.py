@@ -1,7 +1,8 @@
 """`agent-cli team`, `agent-cli inbox NAME`, `agent-cli send`: the team's state from a shell.
 
-These read and write .team/ directly (no Runtime, no model), so a second terminal can watch
-a running session's team and message its agents. `inbox` only peeks: it never acknowledges.
+These read and write the team's stores directly (stores.open_stores: .team/, or the --board
+database; no Runtime, no model), so a second terminal can watch a running session's team and
+message its agents. `inbox` only peeks: it never acknowledges.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import safetext
@@ -17,6 +17,7 @@ from ..errors import NotFound, StorageError, UserError
 from ..names import LEAD, check_name
 
 if TYPE_CHECKING:  # the stores pull in pydantic: imported when a command runs, not at start-up
+    from ..storeset import StoreSet
     from ..team.mailbox import MailMessage
     from ..team.roster import Member
 
@@ -61,16 +62,14 @@ def add_parsers(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser
     p.set_defaults(handler=run_send)
 
 
-def _team_dir(args: argparse.Namespace) -> Path:
-    from .workdir import workdir_of
+def _stores(args: argparse.Namespace) -> StoreSet:
+    from .workdir import stores_of
 
-    return workdir_of(args) / ".team"
+    return stores_of(args)
 
 
 def run_team(args: argparse.Namespace) -> int:
-    from ..team.roster import Roster
-
-    snap = Roster(_team_dir(args)).snapshot()
+    snap = _stores(args).roster.snapshot()
     if args.json:
         data = {
             "team": snap.team,
@@ -124,10 +123,7 @@ def gone_of(m: Member) -> str | None:
 
 def run_inbox(args: argparse.Namespace) -> int:
     check_name(args.name, "inbox name")
-    from ..team.mailbox import Mailbox
-
-    mail = Mailbox(_team_dir(args))
-    delivery = mail.fetch(args.name)
+    delivery = _stores(args).mail.fetch(args.name)
     if delivery.unusable:  # a link, FIFO, directory...: never read, one line naming it
         raise StorageError(f"{delivery.unusable}; not read")
     for problem in delivery.problems:
@@ -166,16 +162,13 @@ def run_send(args: argparse.Namespace) -> int:
     text = " ".join(args.text).strip()
     if not text:
         raise UserError("refusing to send an empty message")
-    team_dir = _team_dir(args)
-    from ..team.mailbox import Mailbox
-    from ..team.roster import Roster
-
-    snap = Roster(team_dir).snapshot()
+    stores = _stores(args)
+    snap = stores.roster.snapshot()
     known = [LEAD, *(m.name for m in snap.members if m.name != LEAD)]
     for role, name in (("recipient", to), ("sender", sender)):
         if name not in known:
             raise NotFound(f"no teammate {name!r} on team {snap.team} to be the {role} "
                            f"(known: {', '.join(known)})")
-    msg = Mailbox(team_dir).send(sender, to, text)
+    msg = stores.mail.send(sender, to, text)
     print(msg.id)
     return 0

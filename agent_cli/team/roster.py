@@ -113,6 +113,14 @@ class Roster:
 
     # ---- reading ---------------------------------------------------------------------
 
+    def stamp(self) -> tuple[int, int, int] | None:
+        """Cheap: changes on every roster write by any process (None: no roster yet)."""
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
     def load(self) -> TeamConfig | None:
         """The parsed config.json, None if absent; CorruptFile (naming it) if unreadable."""
         try:

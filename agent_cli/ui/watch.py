@@ -18,12 +18,15 @@ import sys
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..pricing import PriceTable
 from .style import make_console, safe_console
 from .watch_data import WatchSource
 from .watch_view import Panes, clock_key, frame, in_progress
+
+if TYPE_CHECKING:
+    from ..storeset import StoreSet
 
 POLL_S = 0.1  # a change by another process shows within this (plus one draw)
 DEFAULT_WIDTH = 100
@@ -38,9 +41,10 @@ def shown_path(workdir: Path) -> str:
 
 
 def print_once(workdir: Path, out: TextIO, width: int | None = None,
-               height: int | None = None) -> None:
-    """One frame, plain text unless `out` is a terminal, ending with a newline."""
-    source = WatchSource(workdir)
+               height: int | None = None, stores: StoreSet | None = None) -> None:
+    """One frame, plain text unless `out` is a terminal, ending with a newline. `stores`:
+    the team's (stores.open_stores); None: the workdir's files."""
+    source = WatchSource(workdir, stores=stores)
     source.poll()
     color = out.isatty()
     if width is None:
@@ -101,11 +105,11 @@ class Resized:
         return flag
 
 
-def run_live(workdir: Path) -> int:
+def run_live(workdir: Path, stores: StoreSet | None = None) -> int:
     """The full-screen view until q / Ctrl-C."""
     from rich.live import Live
 
-    source = WatchSource(workdir)
+    source = WatchSource(workdir, stores=stores)
     prices = PriceTable.load()
     panes = Panes()
     console = safe_console()
@@ -155,8 +159,8 @@ def _read_keys(fd: int | None, timeout: float) -> str:
 
 
 def run_watch(workdir: Path, once: bool = False, width: int | None = None,
-              height: int | None = None) -> int:
+              height: int | None = None, stores: StoreSet | None = None) -> int:
     if once or not sys.stdout.isatty():
-        print_once(workdir, sys.stdout, width, height)
+        print_once(workdir, sys.stdout, width, height, stores)
         return 0
-    return run_live(workdir)
+    return run_live(workdir, stores)
