@@ -48,14 +48,15 @@ def check_url(url: str, where: str) -> str:
     """The URL if it names a PostgreSQL database (postgresql:// or postgres://); else a
     one-line UserError saying `where` it came from, the password masked."""
     text = url.strip()
-    shown = mask_url(text)
     if not text:
         raise UserError(f"{where} is empty: give postgresql://user@host/db")
+    # not a URL: where a password would sit is unknown, so the value is not shown at all
+    shown = repr(mask_url(text)) if "://" in text else "the value (not shown)"
     if any(c.isspace() or not c.isprintable() for c in text):
-        raise UserError(f"{where}: {shown!r} has a space or control character in it")
-    scheme = text.partition("://")[0].lower() if "://" in text else ""
-    if scheme not in SCHEMES:
-        raise UserError(f"{where}: {shown!r} is not a PostgreSQL URL "
+        raise UserError(f"{where}: {shown} has a space or control character in it")
+    scheme = text.partition("://")[0].lower()
+    if "://" not in text or scheme not in SCHEMES:
+        raise UserError(f"{where}: {shown} is not a PostgreSQL URL "
                         "(give postgresql://user@host/db)")
     return text
 
