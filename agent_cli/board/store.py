@@ -51,6 +51,11 @@ class TaskBoard:
         self._snapshot: tuple[int, BoardSnapshot] | None = None
         self._next_id_path = self.dir / ".next_id"
 
+    @property
+    def lease_s(self) -> float:
+        """How long a claim stays valid unless renewed (the renewer runs at a third of it)."""
+        return self.leases.lease_s
+
     # ----- reads -----
     def stamp(self) -> str:
         """Cheap: changes on every write by any process ("" for a board never written)."""
