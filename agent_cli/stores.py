@@ -89,9 +89,9 @@ def own_board_setting(layers: SettingsLayers) -> tuple[Any, list[str]]:
         try:
             data = layers.load(name)
         except UserError:
-            if own or (name == "local" and not layers.foreign_local(layer)):
+            if own:
                 raise  # the user's own file is broken: say so, never guess the backend
-            continue  # a repository's broken file: the session's own checks name it
+            continue  # a file in the workdir (maybe planted): the session's checks name it
         if "board" not in data:
             continue
         if own or (name == "local" and not layers.foreign_local(layer)):
