@@ -22,11 +22,11 @@ from .storeset import BOARD_ENV, BoardLocation, StoreSet, board_location, mask_u
 
 if TYPE_CHECKING:
     from .events import TaskEvent
-    from .permissions.layers import SettingsLayers
 
 __all__ = ["BOARD_ENV", "BoardLocation", "StoreSet", "board_location", "configured_location",
            "mask_url", "open_stores", "own_board_setting"]
 PG_INSTALL = "pip install 'agent-cli[postgres]'"
+LOCAL = "settings.local.json"
 
 
 def open_stores(workdir: Path, location: BoardLocation, *,
@@ -78,29 +78,40 @@ def _open_pg(workdir: Path, location: BoardLocation, on_change: Callable[[], Non
                         f"({missing} missing): {PG_INSTALL}") from None
 
 
-def own_board_setting(layers: SettingsLayers) -> tuple[Any, list[str]]:
-    """The "board" of the user's own agent-cli settings (user < an untracked local file of
-    their own), and one note per repository file that sets one (never used)."""
+def own_board_setting(workdir: Path, user: Path | None = None) -> tuple[Any, list[str]]:
+    """The "board" of the user's own agent-cli settings (~/.agent-cli/settings.json < an
+    untracked settings.local.json of their own), and one note per repository file that sets
+    one (never used). The files are read directly, as permissions/layers.py names them
+    (a command does not pay for the settings machinery)."""
+    from .permissions.settings import load_settings
+    from .private_state import user_dir
+
+    home = Path(user) if user is not None else user_dir()
+    state = Path(workdir) / ".agent-cli"
     value: Any = None
     notes: list[str] = []
-    for name in ("user", "project", "local"):
-        layer = layers.layer(name)
-        own = name == "user"
-        try:
-            data = layers.load(name)
+    for shown, path, own in (("~/.agent-cli/settings.json", home / "settings.json", True),
+                             (".agent-cli/settings.json", state / "settings.json", False),
+                             (".agent-cli/settings.local.json", state / LOCAL, None)):
+        try:  # the user's own file may be a symlink (dotfiles); files in the workdir never
+            data = load_settings(path.resolve() if own else path)
         except UserError:
             if own:
                 raise  # the user's own file is broken: say so, never guess the backend
             continue  # a file in the workdir (maybe planted): the session's checks name it
         if "board" not in data:
             continue
-        if own or (name == "local" and not layers.foreign_local(layer)):
+        if own is None:  # settings.local.json: the user's unless git tracks it or not theirs
+            from .permissions.project_trust import foreign
+
+            own = not foreign(path)
+        if own:
             value = data["board"]
         else:
-            shown = mask_url(data["board"]) if isinstance(data["board"], str) else "a value"
-            notes.append(f'{layer.shown}: "board" ({shown}) is not used: only your own '
-                         f"settings, --board or ${BOARD_ENV} choose where the team's board "
-                         "lives (a repository's settings cannot)")
+            where = mask_url(data["board"]) if isinstance(data["board"], str) else "a value"
+            notes.append(f'{shown}: "board" ({where}) is not used: only your own settings, '
+                         f"--board or ${BOARD_ENV} choose where the team's board lives (a "
+                         "repository's settings cannot)")
     return value, notes
 
 
@@ -112,7 +123,5 @@ def configured_location(workdir: Path, flag: str | None, env: Mapping[str, str] 
     env = os.environ if env is None else env
     if flag is not None or env.get(BOARD_ENV, "").strip():
         return board_location(flag, env, None, team), []
-    from .permissions.layers import SettingsLayers
-
-    value, notes = own_board_setting(SettingsLayers(workdir, user_dir))
+    value, notes = own_board_setting(workdir, user_dir)
     return board_location(None, env, value, team), notes
