@@ -40,6 +40,13 @@ def shown_path(workdir: Path) -> str:
         return str(workdir)
 
 
+def where_of(workdir: Path, source: WatchSource) -> str:
+    """The frame's title: the workdir, and the board's database when it is not files (its
+    password masked: BoardLocation.shown)."""
+    location = source.stores.location
+    return shown_path(workdir) + ("" if location.kind == "files" else f" ({location.shown})")
+
+
 def print_once(workdir: Path, out: TextIO, width: int | None = None,
                height: int | None = None, stores: StoreSet | None = None) -> None:
     """One frame, plain text unless `out` is a terminal, ending with a newline. `stores`:
@@ -51,7 +58,8 @@ def print_once(workdir: Path, out: TextIO, width: int | None = None,
         width = os.get_terminal_size(out.fileno()).columns if color else _env_width()
     buffer = io.StringIO()
     console = make_console(buffer, width, color)
-    console.print(frame(source.state, shown_path(workdir), PriceTable.load(), height, Panes()))
+    console.print(frame(source.state, where_of(workdir, source), PriceTable.load(), height,
+                        Panes()))
     text = buffer.getvalue()
     if not color:  # a plain frame: no padding at the ends of lines
         text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
@@ -114,7 +122,7 @@ def run_live(workdir: Path, stores: StoreSet | None = None) -> int:
     panes = Panes()
     console = safe_console()
     fd = sys.stdin.fileno() if sys.stdin.isatty() else None
-    where = shown_path(workdir)
+    where = where_of(workdir, source)
     last_clock: tuple | None = None
     try:
         with cbreak(fd), Resized() as resized, Live(

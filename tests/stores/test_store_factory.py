@@ -79,10 +79,11 @@ def test_every_verb_uses_the_board_the_factory_opens(workdir, remote, backend, c
     expected = {("tasks", "list"): "second", ("tasks", "show", "2"): "in_progress",
                 ("tasks", "graph"): "third", ("team",): "team default: 1 member",
                 ("inbox", "lead"): "hello lead", ("tasks", "doctor"): "board OK: 3 tasks",
-                ("watch", "--once", "--width", "120"): "second"}
+                ("watch", "--once", "--width", "300"): "(postgresql://ann:***@db.example/team)"}
     for verb, seen in expected.items():
         assert cli(workdir, *verb) == 0, verb
-        assert seen in capsys.readouterr().out, verb
+        out = capsys.readouterr().out
+        assert seen in out and "s3cret" not in out, verb
     board = TaskBoard(remote / ".tasks")
     assert (board.get(1).status, board.get(1).result) == ("completed", "ok")
     assert board.get(2).owner == "alice" and board.get(3).assignee == "alice"
