@@ -14,11 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .errors import UserError
 
-if TYPE_CHECKING:  # what the file backend puts in a StoreSet; a database backend mirrors them
-    from .board.store import TaskBoard
-    from .team.mailbox import Mailbox
-    from .team.protocol import ProtocolStore
-    from .team.roster import Roster
+if TYPE_CHECKING:  # the interfaces every backend's stores offer (store_api.py)
+    from .store_api import BoardStore, MailStore, ProtocolStoreApi, RosterStore
 
 BOARD_ENV = "AGENT_CLI_BOARD"
 SCHEMES = ("postgresql", "postgres")
@@ -112,10 +109,10 @@ class StoreSet:
     """The team's four stores at one location, how to be woken by others' changes, and how
     to let go of them (files: nothing to close; a database: its connections)."""
 
-    board: TaskBoard
-    mail: Mailbox
-    roster: Roster
-    protocols: ProtocolStore
+    board: BoardStore
+    mail: MailStore
+    roster: RosterStore
+    protocols: ProtocolStoreApi
     location: BoardLocation
     make_wakeups: Callable[[Callable[[], None]], Wakeups]
     closer: Callable[[], None] | None = None

@@ -25,6 +25,8 @@ FORBIDDEN = {
     "stores": {"ui", "cli", "commands", "app", "runtime"},
     "storeset": {"board", "team", "agent", "tools", "permissions", "ui", "cli", "commands",
                  "app", "runtime", "stores", "pg"},
+    "store_api": {"board", "team", "agent", "tools", "permissions", "ui", "cli", "commands",
+                  "app", "runtime", "stores", "pg"},
 }
 
 
