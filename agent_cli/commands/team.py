@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import safetext
@@ -69,24 +70,28 @@ def _stores(args: argparse.Namespace) -> StoreSet:
 
 
 def run_team(args: argparse.Namespace) -> int:
-    snap = _stores(args).roster.snapshot()
+    roster = _stores(args).roster
+    snap = roster.snapshot()
     if args.json:
         data = {
             "team": snap.team,
-            "members": [{**m.model_dump(), "gone": gone_of(m)} for m in snap.members],
+            "members": [{**m.model_dump(), "gone": roster.gone(m)} for m in snap.members],
             "problem": snap.problem,
         }
         print(safetext.dumps(data, indent=2))
     else:
-        print(format_team(snap.team, snap.members))
+        print(format_team(snap.team, snap.members, roster.gone))
     if snap.problem:
         print(f"agent-cli: {snap.problem}", file=sys.stderr)
         return 1
     return 0
 
 
-def format_team(team: str, members: list[Member]) -> str:
-    """The members as an aligned text table (one line when the team is empty)."""
+def format_team(team: str, members: list[Member],
+                gone: Callable[[Member], str | None] | None = None) -> str:
+    """The members as an aligned text table (one line when the team is empty). `gone`:
+    why a member shown running is not (the roster's `gone`; default: its process ended)."""
+    gone_of = gone or _process_gone
     if not members:
         return f"team {team}: no members yet"
     header = ("NAME", "ROLE", "STATUS", "TASK", "IDLE REASON", "UPDATED (UTC)")
@@ -96,12 +101,12 @@ def format_team(team: str, members: list[Member]) -> str:
         reason = safetext.visible(" ".join(m.idle_reason.split()), one_line=True)
         if len(reason) > REASON_WIDTH:
             reason = reason[: REASON_WIDTH - 3] + "..."
-        gone = gone_of(m)
+        why = gone_of(m)
         rows.append(
             tuple(safetext.visible(cell, one_line=True) for cell in (
                 m.name,
                 m.role,
-                f"gone ({gone})" if gone else m.status,
+                f"gone ({why})" if why else m.status,
                 f"#{m.current_task}" if m.current_task is not None else "-",
                 reason or "-",
                 m.updated_at[:19].replace("T", " "),
@@ -114,7 +119,7 @@ def format_team(team: str, members: list[Member]) -> str:
     return "\n".join(lines)
 
 
-def gone_of(m: Member) -> str | None:
+def _process_gone(m: Member) -> str | None:
     """'process 4242 ended' for a member still shown running whose process has ended."""
     from ..team.liveness import member_gone
 

@@ -163,6 +163,13 @@ class Roster:
                 return m
         return None
 
+    def gone(self, member: Member) -> str | None:
+        """Why a member the roster shows running is not ("process 4242 ended"); None when it
+        runs, stopped as recorded, or cannot be told (another host: team/liveness.py)."""
+        from .liveness import member_gone
+
+        return member_gone(member)
+
     def is_alive(self, member: Member) -> bool:
         """Whether a live process (this one included) runs `member` right now.
 

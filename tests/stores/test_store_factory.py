@@ -42,6 +42,8 @@ def backend(remote: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
                                          on_change=on_change, on_event=on_event,
                                          lease_s=lease_s)
         opened.make_wakeups = lambda notify: woken.append(notify) or Waker()
+        # liveness is the backend's to tell (a database: heartbeats, not pids)
+        opened.roster.gone = lambda m: "no heartbeat for 45 s" if m.status == "working" else None
         return opened
 
     fake = types.ModuleType("agent_cli.pg.stores")
@@ -163,3 +165,12 @@ def test_the_variable_picks_the_backend_for_commands(workdir, remote, backend, m
     assert main(["-C", str(workdir), "tasks", "add", "via env"]) == 0
     assert TaskBoard(remote / ".tasks").get(1).subject == "via env"
     assert len(backend) == 1
+
+
+def test_team_says_gone_as_the_backends_roster_tells(workdir, remote, backend, capsys) -> None:
+    Roster(remote / ".team").add("alice", "tester")
+    Roster(remote / ".team").update("alice", status="working", current_task=1)
+    assert cli(workdir, "team") == 0
+    assert "gone (no heartbeat for 45 s)" in capsys.readouterr().out
+    assert cli(workdir, "team", "--json") == 0
+    assert '"gone": "no heartbeat for 45 s"' in capsys.readouterr().out
