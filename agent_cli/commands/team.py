@@ -75,12 +75,13 @@ def run_team(args: argparse.Namespace) -> int:
     if args.json:
         data = {
             "team": snap.team,
-            "members": [{**m.model_dump(), "gone": roster.gone(m)} for m in snap.members],
+            "members": [{**m.model_dump(), "gone": roster.gone_reason(m)}
+                        for m in snap.members],
             "problem": snap.problem,
         }
         print(safetext.dumps(data, indent=2))
     else:
-        print(format_team(snap.team, snap.members, roster.gone))
+        print(format_team(snap.team, snap.members, roster.gone_reason))
     if snap.problem:
         print(f"agent-cli: {snap.problem}", file=sys.stderr)
         return 1
@@ -90,7 +91,7 @@ def run_team(args: argparse.Namespace) -> int:
 def format_team(team: str, members: list[Member],
                 gone: Callable[[Member], str | None] | None = None) -> str:
     """The members as an aligned text table (one line when the team is empty). `gone`:
-    why a member shown running is not (the roster's `gone`; default: its process ended)."""
+    why a member shown running is not (the roster's `gone_reason`; default: its process ended)."""
     gone_of = gone or _process_gone
     if not members:
         return f"team {team}: no members yet"

@@ -163,7 +163,7 @@ class Roster:
                 return m
         return None
 
-    def gone(self, member: Member) -> str | None:
+    def gone_reason(self, member: Member) -> str | None:
         """Why a member the roster shows running is not ("process 4242 ended"); None when it
         runs, stopped as recorded, or cannot be told (another host: team/liveness.py)."""
         from .liveness import member_gone

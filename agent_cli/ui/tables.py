@@ -104,7 +104,7 @@ def task_detail(task: Any, by_id: dict[int, Any]) -> Table:
 def team_table(lead_row: tuple[str, int] | None, members: list[Any],
                gone: Callable[[Any], str | None] | None = None) -> Table:
     """name, role, state, current task, idle reason, tokens (lead first when given). `gone`:
-    why a member shown running is not (the roster's `gone`; default: its process ended)."""
+    why a member shown running is not (the roster's `gone_reason`; default: its process ended)."""
     table = Table(title="Team", title_justify="left", show_edge=False, pad_edge=False)
     for col in ("name", "role", "state", "task", "idle reason", "tokens"):
         table.add_column(col, justify="right" if col == "tokens" else "left")

@@ -43,7 +43,8 @@ def backend(remote: Path, monkeypatch: pytest.MonkeyPatch) -> list[dict]:
                                          lease_s=lease_s)
         opened.make_wakeups = lambda notify: woken.append(notify) or Waker()
         # liveness is the backend's to tell (a database: heartbeats, not pids)
-        opened.roster.gone = lambda m: "no heartbeat for 45 s" if m.status == "working" else None
+        opened.roster.gone_reason = lambda m: ("no heartbeat for 45 s"
+                                               if m.status == "working" else None)
         return opened
 
     fake = types.ModuleType("agent_cli.pg.stores")
