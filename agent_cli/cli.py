@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from . import __version__
-from .commands.workdir import workdir_of, workdir_parent
+from .commands.workdir import close_stores, workdir_of, workdir_parent
 from .errors import AgentCliError, UserError
 from .safetext import SafeStream, visible
 
@@ -236,6 +236,11 @@ def runtime_config(args: argparse.Namespace):
 
     config.lease_s = getattr(args, "lease", None) or lease_from_env(os.environ)
     config.session = session_ref(args)
+    from .stores import configured_location
+
+    location, config.board_notes = configured_location(workdir_of(args),
+                                                       getattr(args, "board", None))
+    config.board = location.url
 
     from .models.retry import RetryPolicy
 
@@ -275,7 +280,10 @@ def dispatch(args: argparse.Namespace, started: Callable[[], None] = lambda: Non
     headless run or a subcommand runs)."""
     if getattr(args, "handler", None) is not None:
         started()
-        return args.handler(args)
+        try:
+            return args.handler(args)
+        finally:
+            close_stores(args)
     from .app import open_runtime
 
     if args.prompt is not None:  # piped input joins the prompt before anything starts

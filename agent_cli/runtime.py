@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .events import EventBus
-from .filewatch import FileWatcher
 from .models.retry import RetryPolicy
 from .retrystatus import RetryStatus
 from .wakeup import ChangeSignal
@@ -33,6 +32,10 @@ class RuntimeConfig:
 
     model: str | None = None  # a --model spec: "demo", "script:PATH", or a Claude model name
     team_name: str = "default"
+    # the team's board: a postgresql:// URL (--board, $AGENT_CLI_BOARD or the user's own
+    # settings, resolved by the entry: stores.configured_location); None: the workdir's files
+    board: str | None = None
+    board_notes: list[str] = field(default_factory=list)  # a repository's "board", not used
     permission_mode: str = "default"
     allow: list[str] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
@@ -67,17 +70,13 @@ class Runtime:
     """One session's shared state. Build with Runtime.open(workdir, config)."""
 
     def __init__(self, workdir: Path, config: RuntimeConfig | None = None) -> None:
-        from .board.store import TaskBoard
         from .permissions.audit import AuditLog
         from .permissions.broker import ApprovalBroker
         from .permissions.gate import PermissionGate
         from .permissions.hooks import HookRunner, load_hooks
         from .permissions.layers import SettingsLayers
         from .permissions.policy import PermissionPolicy
-        from .team.liveness import OwnerLiveness
-        from .team.mailbox import Mailbox
-        from .team.protocol import ProtocolStore
-        from .team.roster import Roster
+        from .stores import board_location, open_stores
 
         self.workdir = Path(workdir).resolve()
         self.config = config or RuntimeConfig()
@@ -88,17 +87,19 @@ class Runtime:
         self.retries = RetryStatus()  # who waits to retry a model call (toolbar, /team)
         self.events.subscribe(self.retries.on_event)
         self.changes = ChangeSignal()
-        self.watcher = FileWatcher(self.workdir, self.changes.notify)  # started by the team
-        self.roster = Roster(self.team_dir, team_name=self.config.team_name)
-        self.board = TaskBoard(
-            self.tasks_dir,
+        # the team's stores, from the one factory (files, or the --board database)
+        self.stores = open_stores(
+            self.workdir,
+            board_location(self.config.board, {}, None, self.config.team_name),
             on_change=self.changes.notify,
             on_event=self.events.emit,
             lease_s=self.config.lease_s,
-            owner_gone=OwnerLiveness(self.roster),
         )
-        self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
-        self.protocols = ProtocolStore(self.team_dir)
+        self.board = self.stores.board
+        self.mail = self.stores.mail
+        self.roster = self.stores.roster
+        self.protocols = self.stores.protocols
+        self.watcher = self.stores.wakeups(self.changes.notify)  # started by the team
         from .state_migration import check as check_state
 
         # old host-private state moved once; what a repository carries of it, reported
@@ -120,6 +121,7 @@ class Runtime:
 
         self.tool_env, self.settings_notes = self.settings.env()  # `env` of the settings
         self.settings_notes += settings_notes(self.settings, self.policy)
+        self.settings_notes += self.config.board_notes
         self.sandbox = self._make_sandbox()
         self.gate = PermissionGate(self.policy, self.broker, self.audit, sandbox=self.sandbox)
         self.held_settings = self.settings.held()  # the REPL asks; else SessionStart warns
@@ -281,11 +283,12 @@ class Runtime:
 
     def close(self, timeout: float = 5.0) -> list[str]:
         """Close the team (Team.close: the session remembers who was running, then every
-        teammate is asked to shut down), stop MCP servers and the file watcher; return who
-        was busy."""
+        teammate is asked to shut down), stop MCP servers and the change watcher, let go of
+        the stores; return who was busy."""
         busy = [] if self._team is None else self._team.close(timeout)
         if self.mcp is not None:
             self.mcp.close()
         self.sandbox.close()
         self.watcher.close()
+        self.stores.close()
         return busy

@@ -31,6 +31,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # Likewise the user's ~/.claude (commands, agents, skills, CLAUDE.md): Claude Code's own
     # CLAUDE_CONFIG_DIR points it at an empty directory (tests of it point it elsewhere).
     os.environ["CLAUDE_CONFIG_DIR"] = tempfile.mkdtemp(prefix="claude-home-")
+    # A team board in the caller's environment (--board's variable) never reaches a test:
+    # every test's team lives in its own workdir unless it names a board itself.
+    os.environ.pop("AGENT_CLI_BOARD", None)
     # The CLI subprocesses inherit fd 0. Whatever stdin the runner gives (a CI's open, silent
     # pipe looks like piped input to `-p`), they read /dev/null unless a test pipes to them.
     null = os.open(os.devnull, os.O_RDONLY)

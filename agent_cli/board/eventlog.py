@@ -95,3 +95,31 @@ def read_events(path: Path) -> tuple[list[dict[str, Any]], list[Problem]]:
     except UnusableFile as exc:  # a link, FIFO, directory or over its cap: never read
         return [], [Problem(path=str(path), message=f"{exc.detail}; not read")]
     return records, [Problem(path=p.where, message="malformed event line") for p in bad]
+
+
+def tail_events(path: Path, count: int, tail_bytes: int = 32768) -> list[dict[str, Any]]:
+    """The last `count` complete, well-formed records, from the log's last `tail_bytes`
+    (a torn last line is skipped; a link, FIFO or unreadable log gives [])."""
+    try:
+        fd = open_state(path, os.O_RDONLY)
+    except (OSError, UnusableFile):  # missing, or not a regular file: nothing to show
+        return []
+    try:
+        size = os.fstat(fd).st_size
+        raw = os.pread(fd, tail_bytes, max(0, size - tail_bytes))
+    finally:
+        os.close(fd)
+    lines = raw.split(b"\n")[:-1]  # the part after the last newline is still being written
+    if size > tail_bytes and lines:
+        lines = lines[1:]  # the first line may be cut by the tail's start
+    records: list[dict[str, Any]] = []
+    for line in reversed(lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            records.append(record)
+            if len(records) == count:
+                break
+    return list(reversed(records))

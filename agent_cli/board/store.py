@@ -22,9 +22,9 @@ from ..names import check_name
 from . import dag, routing
 from .cache import task_file
 from .claims import Claims, existing, idle_text
-from .eventlog import event_record, read_events
+from .eventlog import event_record, read_events, tail_events
 from .inputs import check_id, check_subject, check_text, check_verify
-from .journal import overwrite_small, read_stamp
+from .journal import overwrite_small, read_journal, read_stamp, write_order
 from .leases import Expiry, Leases, OwnerGone
 from .models import BoardSnapshot, ClaimResult, CompleteResult, Problem, Task, Verify
 from .section import Section
@@ -50,6 +50,11 @@ class TaskBoard:
         self._claims = Claims(self._section)
         self._snapshot: tuple[int, BoardSnapshot] | None = None
         self._next_id_path = self.dir / ".next_id"
+
+    @property
+    def lease_s(self) -> float:
+        """How long a claim stays valid unless renewed (the renewer runs at a third of it)."""
+        return self.leases.lease_s
 
     # ----- reads -----
     def stamp(self) -> str:
@@ -120,6 +125,20 @@ class TaskBoard:
 
     def event_problems(self) -> list[Problem]:
         return read_events(self._section.events_path)[1]
+
+    def recent_events(self, count: int) -> list[dict[str, Any]]:
+        """The last `count` events, oldest first: cheap (the log's tail), no lock taken."""
+        return tail_events(self._section.events_path, count)
+
+    def write_order(self) -> dict[int, int]:
+        """Task id -> the rank of its last write among the board's recent writes (higher:
+        later), for showing the latest changes first; {} when none is remembered."""
+        journal = read_journal(self._section.stamp_path)
+        return write_order(journal) if journal else {}
+
+    def file_of(self, task_id: int) -> Path | None:
+        """The file task `task_id` is stored in (a backend without files: None)."""
+        return task_file(self.dir, check_id(task_id))
 
     # ----- writes -----
     def create(

@@ -77,10 +77,12 @@ class VerifyAuthors:
         writer = rec.get("set_by")
         return writer if isinstance(writer, str) else None
 
-    def unproved(self, task: Task, task_file: Path) -> str | None:
-        """None when the task's verify is provably typed by this user here; else why not."""
+    def unproved(self, task: Task, task_file: Path | None) -> str | None:
+        """None when the task's verify is provably typed by this user here; else why not.
+        `task_file`: the file the board keeps the task in (None: a database row, which no
+        repository carries)."""
         assert task.verify is not None
-        if tracked(task_file):
+        if task_file is not None and tracked(task_file):
             return (f"its task file {task_file.parent.name}/{task_file.name} is tracked by "
                     "git: the command came with the repository")
         if self.writer(task) not in HUMAN_WRITERS:

@@ -84,10 +84,9 @@ def cmd_update(args: argparse.Namespace) -> int:
 
 
 def roster_of(args: argparse.Namespace) -> Roster:
-    from ..team.roster import Roster
-    from .workdir import workdir_of
+    from .workdir import stores_of
 
-    return Roster(workdir_of(args) / ".team")
+    return stores_of(args).roster
 
 
 def routed(

@@ -174,22 +174,12 @@ def _add_parser_add(acts: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def board_of(args: argparse.Namespace) -> TaskBoard:
-    """The board, with the roster's liveness check: an owner whose process ended on this
-    host loses its leases at once, at this command's first board operation."""
-    import os
+    """The team's board (stores.open_stores), with the roster's liveness check: an owner
+    whose process ended on this host loses its leases at once, at this command's first
+    board operation."""
+    from .workdir import stores_of
 
-    from ..board.leases import lease_from_env
-    from ..board.store import TaskBoard
-    from ..team.liveness import OwnerLiveness
-    from ..team.roster import Roster
-    from .workdir import workdir_of
-
-    workdir = workdir_of(args)
-    return TaskBoard(
-        workdir / ".tasks",
-        lease_s=lease_from_env(os.environ),
-        owner_gone=OwnerLiveness(Roster(workdir / ".team")),
-    )
+    return stores_of(args).board
 
 
 def report_expired(board: TaskBoard, stream: Any = None) -> None:
@@ -302,7 +292,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
         from .verify_cli import run_cli_verify
 
         # else complete() refuses with the reason
-        run_cli_verify(task, workdir_of(args), args.run_verify)
+        run_cli_verify(task, workdir_of(args), args.run_verify, board.file_of(task.id))
     done = board.complete(args.id, args.owner, token, args.result)
     print(f"#{done.task.id} completed by {done.task.owner}")
     if done.unblocked:
@@ -317,10 +307,9 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from ..oddfiles import BoardWatch
-    from .workdir import workdir_of
+    from .state_checks import board_watch
 
-    watch = BoardWatch(workdir_of(args))  # before the board's lock sets anything aside
+    watch = board_watch(args)  # before the board's lock sets anything aside
     board = board_of(args)
     problems = board.doctor()
     report_expired(board)
@@ -364,10 +353,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
 def stale_holds(board: TaskBoard, args: argparse.Namespace) -> list[str]:
     """In-progress tasks whose owner the roster shows as not running (stopped, failed, or
     on a host we cannot check): they go back to pending when their lease runs out."""
-    from ..team.roster import Roster, this_host
-    from .workdir import workdir_of
+    from ..team.roster import this_host
+    from .workdir import stores_of
 
-    members = {m.name: m for m in Roster(workdir_of(args) / ".team").members()}
+    members = {m.name: m for m in stores_of(args).roster.members()}
     lines = []
     for task in board.snapshot().tasks:
         m = members.get(task.owner or "")

@@ -1,7 +1,8 @@
 """`agent-cli team`, `agent-cli inbox NAME`, `agent-cli send`: the team's state from a shell.
 
-These read and write .team/ directly (no Runtime, no model), so a second terminal can watch
-a running session's team and message its agents. `inbox` only peeks: it never acknowledges.
+These read and write the team's stores directly (stores.open_stores: .team/, or the --board
+database; no Runtime, no model), so a second terminal can watch a running session's team and
+message its agents. `inbox` only peeks: it never acknowledges.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .. import safetext
@@ -17,6 +18,7 @@ from ..errors import NotFound, StorageError, UserError
 from ..names import LEAD, check_name
 
 if TYPE_CHECKING:  # the stores pull in pydantic: imported when a command runs, not at start-up
+    from ..storeset import StoreSet
     from ..team.mailbox import MailMessage
     from ..team.roster import Member
 
@@ -61,33 +63,36 @@ def add_parsers(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser
     p.set_defaults(handler=run_send)
 
 
-def _team_dir(args: argparse.Namespace) -> Path:
-    from .workdir import workdir_of
+def _stores(args: argparse.Namespace) -> StoreSet:
+    from .workdir import stores_of
 
-    return workdir_of(args) / ".team"
+    return stores_of(args)
 
 
 def run_team(args: argparse.Namespace) -> int:
-    from ..team.roster import Roster
-
-    snap = Roster(_team_dir(args)).snapshot()
+    roster = _stores(args).roster
+    snap = roster.snapshot()
     if args.json:
         data = {
             "team": snap.team,
-            "members": [{**m.model_dump(), "gone": gone_of(m)} for m in snap.members],
+            "members": [{**m.model_dump(), "gone": roster.gone_reason(m)}
+                        for m in snap.members],
             "problem": snap.problem,
         }
         print(safetext.dumps(data, indent=2))
     else:
-        print(format_team(snap.team, snap.members))
+        print(format_team(snap.team, snap.members, roster.gone_reason))
     if snap.problem:
         print(f"agent-cli: {snap.problem}", file=sys.stderr)
         return 1
     return 0
 
 
-def format_team(team: str, members: list[Member]) -> str:
-    """The members as an aligned text table (one line when the team is empty)."""
+def format_team(team: str, members: list[Member],
+                gone: Callable[[Member], str | None] | None = None) -> str:
+    """The members as an aligned text table (one line when the team is empty). `gone`:
+    why a member shown running is not (the roster's `gone_reason`; default: its process ended)."""
+    gone_of = gone or _process_gone
     if not members:
         return f"team {team}: no members yet"
     header = ("NAME", "ROLE", "STATUS", "TASK", "IDLE REASON", "UPDATED (UTC)")
@@ -97,12 +102,12 @@ def format_team(team: str, members: list[Member]) -> str:
         reason = safetext.visible(" ".join(m.idle_reason.split()), one_line=True)
         if len(reason) > REASON_WIDTH:
             reason = reason[: REASON_WIDTH - 3] + "..."
-        gone = gone_of(m)
+        why = gone_of(m)
         rows.append(
             tuple(safetext.visible(cell, one_line=True) for cell in (
                 m.name,
                 m.role,
-                f"gone ({gone})" if gone else m.status,
+                f"gone ({why})" if why else m.status,
                 f"#{m.current_task}" if m.current_task is not None else "-",
                 reason or "-",
                 m.updated_at[:19].replace("T", " "),
@@ -115,7 +120,7 @@ def format_team(team: str, members: list[Member]) -> str:
     return "\n".join(lines)
 
 
-def gone_of(m: Member) -> str | None:
+def _process_gone(m: Member) -> str | None:
     """'process 4242 ended' for a member still shown running whose process has ended."""
     from ..team.liveness import member_gone
 
@@ -124,10 +129,7 @@ def gone_of(m: Member) -> str | None:
 
 def run_inbox(args: argparse.Namespace) -> int:
     check_name(args.name, "inbox name")
-    from ..team.mailbox import Mailbox
-
-    mail = Mailbox(_team_dir(args))
-    delivery = mail.fetch(args.name)
+    delivery = _stores(args).mail.fetch(args.name)
     if delivery.unusable:  # a link, FIFO, directory...: never read, one line naming it
         raise StorageError(f"{delivery.unusable}; not read")
     for problem in delivery.problems:
@@ -166,16 +168,13 @@ def run_send(args: argparse.Namespace) -> int:
     text = " ".join(args.text).strip()
     if not text:
         raise UserError("refusing to send an empty message")
-    team_dir = _team_dir(args)
-    from ..team.mailbox import Mailbox
-    from ..team.roster import Roster
-
-    snap = Roster(team_dir).snapshot()
+    stores = _stores(args)
+    snap = stores.roster.snapshot()
     known = [LEAD, *(m.name for m in snap.members if m.name != LEAD)]
     for role, name in (("recipient", to), ("sender", sender)):
         if name not in known:
             raise NotFound(f"no teammate {name!r} on team {snap.team} to be the {role} "
                            f"(known: {', '.join(known)})")
-    msg = Mailbox(team_dir).send(sender, to, text)
+    msg = stores.mail.send(sender, to, text)
     print(msg.id)
     return 0

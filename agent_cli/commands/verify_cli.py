@@ -41,13 +41,14 @@ def _ask(task: Task, why: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def approve(task: Task, run_verify: bool, workdir: Path) -> str:
-    """How the verify was approved ("set by cli", "--run-verify", "terminal"), or Refused."""
+def approve(task: Task, run_verify: bool, workdir: Path, task_file: Path | None) -> str:
+    """How the verify was approved ("set by cli", "--run-verify", "terminal"), or Refused.
+    `task_file`: where the board keeps the task (board.file_of; None: not in a file)."""
     from ..board.verify_authors import VerifyAuthors
 
     assert task.verify is not None
     authors = VerifyAuthors(workdir)
-    why = authors.unproved(task, workdir / ".tasks" / f"task_{task.id}.json")
+    why = authors.unproved(task, task_file)
     if why is None:
         return f"set by {authors.writer(task)}"
     if run_verify:
@@ -63,7 +64,8 @@ def approve(task: Task, run_verify: bool, workdir: Path) -> str:
     return "terminal"
 
 
-def approve_cli_verify(task: Task, workdir: Path, run_verify: bool) -> None:
+def approve_cli_verify(task: Task, workdir: Path, run_verify: bool,
+                       task_file: Path | None) -> None:
     """Approve (see module docstring) and audit the decision; Refused when not approved.
     Landing a worktree from the command line calls this before it runs the verify there."""
     from ..permissions.audit import AuditLog
@@ -74,18 +76,19 @@ def approve_cli_verify(task: Task, workdir: Path, run_verify: bool) -> None:
         print(f"agent-cli: warning: {line}", file=sys.stderr)
     audit = AuditLog(workdir / ".team" / "audit.jsonl")
     try:
-        how = approve(task, run_verify, workdir)
+        how = approve(task, run_verify, workdir, task_file)
     except Refused as exc:
         record_verify(audit, task, "cli", False, "refused", str(exc))
         raise
     record_verify(audit, task, "cli", True, how)
 
 
-def run_cli_verify(task: Task, workdir: Path, run_verify: bool) -> None:
+def run_cli_verify(task: Task, workdir: Path, run_verify: bool,
+                   task_file: Path | None) -> None:
     """Approve and audit, then run and compare; Refused if anything fails."""
     from ..team.verify import check_verify
 
-    approve_cli_verify(task, workdir, run_verify)
+    approve_cli_verify(task, workdir, run_verify, task_file)
     assert task.verify is not None
     print(f"running verify: {task.verify.command}", flush=True)
     try:

@@ -35,6 +35,6 @@ def _size(text: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from ..ui.watch import run_watch
-    from .workdir import workdir_of
+    from .workdir import stores_of, workdir_of
 
-    return run_watch(workdir_of(args), args.once, args.width, args.height)
+    return run_watch(workdir_of(args), args.once, args.width, args.height, stores_of(args))

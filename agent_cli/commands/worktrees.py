@@ -28,12 +28,10 @@ def add_parsers(acts: Any, parent: argparse.ArgumentParser) -> None:
 
 
 def worktrees_of(args: argparse.Namespace) -> Worktrees:
-    from ..board.store import TaskBoard
     from ..team.worktrees import Worktrees
-    from .workdir import workdir_of
+    from .workdir import stores_of, workdir_of
 
-    workdir = workdir_of(args)
-    return Worktrees(workdir, TaskBoard(workdir / ".tasks"))
+    return Worktrees(workdir_of(args), stores_of(args).board)
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -123,7 +121,8 @@ def land_from_cli(args: argparse.Namespace, task: Any, token: str) -> bool:
     if task.verify is not None:
         from .verify_cli import approve_cli_verify
 
-        approve_cli_verify(task, wt.workdir, getattr(args, "run_verify", False))
+        approve_cli_verify(task, wt.workdir, getattr(args, "run_verify", False),
+                           wt.board.file_of(task.id))
     print(f"landing task #{task.id} from {wt.path(task.id).relative_to(wt.workdir)}", flush=True)
     try:
         landed = wt.landing.land(task, args.owner, token, args.result)

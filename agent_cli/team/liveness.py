@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptFile
@@ -60,11 +59,10 @@ def member_gone(member: Member) -> str | None:
 class OwnerLiveness:
     """Callable: owners -> {owner: why its process is gone} for the provably gone ones."""
 
-    def __init__(self, roster: Roster) -> None:
+    def __init__(self, roster: Roster) -> None:  # any roster with stamp() and load()
         from .roster import this_host
 
         self._roster = roster
-        self._path = Path(roster.path)
         self._host = this_host()
         self._lock = threading.Lock()
         self._sig: tuple[int, int, int] | None = None
@@ -84,11 +82,9 @@ class OwnerLiveness:
         return self([owner]).get(owner)
 
     def _current(self) -> dict[str, Member]:
-        try:
-            st = os.stat(self._path)
-        except OSError:
+        sig = self._roster.stamp()
+        if sig is None:
             return {}
-        sig = (st.st_mtime_ns, st.st_size, st.st_ino)
         with self._lock:
             if sig != self._sig:
                 try:

@@ -55,6 +55,7 @@ PROTOCOL_TYPES = frozenset(
 )
 RESPONSE_TYPES = frozenset({"shutdown_response", "plan_approval_response"})
 CURSOR_CAP = 4096  # a cursor file is one small JSON object
+UNREAD_SCAN_CAP = 8 * 1024 * 1024  # unread_count looks at most this far past the cursor
 
 
 class MailMessage(BaseModel):
@@ -285,6 +286,35 @@ class Mailbox:
         except OSError as exc:
             raise _read_error(path, exc) from exc
         return (st.st_size, st.st_mtime_ns)
+
+    def unread_stamp(self, name: str) -> tuple[int, ...]:
+        """Cheap: changes when a message arrives in `name`'s inbox or its cursor moves
+        (stats only; nothing is read or written)."""
+        sig: tuple[int, ...] = ()
+        for path in (self.inbox_path(name), self.cursor_path(name)):
+            try:
+                st = os.stat(path, follow_symlinks=False)
+                sig += (st.st_size, st.st_mtime_ns, st.st_ino)
+            except OSError:
+                sig += (-1, -1, -1)
+        return sig
+
+    def unread_count(self, name: str, cap: int = UNREAD_SCAN_CAP) -> int:
+        """How many complete lines wait past the cursor (at most `cap` bytes looked at).
+        Never writes (no quarantine, no set-aside): for watchers; an unusable inbox is 0."""
+        offset = self._read_cursor(name)[0]
+        try:
+            fd = open_state(self.inbox_path(name), os.O_RDONLY)
+        except (OSError, UnusableFile):
+            return 0
+        try:
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, cap, offset if offset <= size else 0)
+        except OSError:
+            return 0
+        finally:
+            os.close(fd)
+        return sum(1 for line in data.split(b"\n")[:-1] if line.strip())
 
     def quarantined(self, name: str) -> list[dict]:
         """The quarantine records of `name`'s inbox (file, offset, raw line, error, ts)."""

@@ -39,7 +39,7 @@ class LeaseRenewer:
 
     @property
     def interval_s(self) -> float:
-        return max(MIN_INTERVAL_S, self._board.leases.lease_s / 3)
+        return max(MIN_INTERVAL_S, self._board.lease_s / 3)
 
     def start(self) -> None:
         """Start the thread if it is not running (a spawn after a shutdown restarts it)."""

@@ -113,6 +113,14 @@ class Roster:
 
     # ---- reading ---------------------------------------------------------------------
 
+    def stamp(self) -> tuple[int, int, int] | None:
+        """Cheap: changes on every roster write by any process (None: no roster yet)."""
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size, st.st_ino)
+
     def load(self) -> TeamConfig | None:
         """The parsed config.json, None if absent; CorruptFile (naming it) if unreadable."""
         try:
@@ -154,6 +162,13 @@ class Roster:
             if m.name == name:
                 return m
         return None
+
+    def gone_reason(self, member: Member) -> str | None:
+        """Why a member the roster shows running is not ("process 4242 ended"); None when it
+        runs, stopped as recorded, or cannot be told (another host: team/liveness.py)."""
+        from .liveness import member_gone
+
+        return member_gone(member)
 
     def is_alive(self, member: Member) -> bool:
         """Whether a live process (this one included) runs `member` right now.

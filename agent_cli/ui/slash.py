@@ -134,7 +134,7 @@ def cmd_team(ctx: SlashContext, arg: str) -> None:
         for m in snap.members
         if m.name != "lead"
     ]
-    ctx.console.print(tables.team_table(lead_row, members))
+    ctx.console.print(tables.team_table(lead_row, members, ctx.runtime.roster.gone_reason))
     sandbox = getattr(ctx.runtime, "sandbox", None)
     ran = sandbox.counts() if sandbox is not None and sandbox.enabled else {}
     if ran:

@@ -4,6 +4,7 @@ permissions. Pure functions of the data passed in (no runtime access), easy to t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Group
@@ -100,8 +101,10 @@ def task_detail(task: Any, by_id: dict[int, Any]) -> Table:
     return grid
 
 
-def team_table(lead_row: tuple[str, int] | None, members: list[Any]) -> Table:
-    """name, role, state, current task, idle reason, tokens (lead first when given)."""
+def team_table(lead_row: tuple[str, int] | None, members: list[Any],
+               gone: Callable[[Any], str | None] | None = None) -> Table:
+    """name, role, state, current task, idle reason, tokens (lead first when given). `gone`:
+    why a member shown running is not (the roster's `gone_reason`; default: its process ended)."""
     table = Table(title="Team", title_justify="left", show_edge=False, pad_edge=False)
     for col in ("name", "role", "state", "task", "idle reason", "tokens"):
         table.add_column(col, justify="right" if col == "tokens" else "left")
@@ -109,13 +112,13 @@ def team_table(lead_row: tuple[str, int] | None, members: list[Any]) -> Table:
         state, tokens = lead_row
         table.add_row(Text("lead", style=agent_style("lead")), "lead", state, "", "",
                       f"{tokens:,}")
-    from ..team.liveness import member_gone
-
+    if gone is None:
+        from ..team.liveness import member_gone as gone
     for m in members:
         style = {"failed": "red", "working": "yellow", "shutdown": "dim"}.get(m.status, "")
         state = m.status.replace("_", " ")
-        if (gone := member_gone(m)) is not None:
-            state, style = f"gone ({gone})", "red"
+        if (why := gone(m)) is not None:
+            state, style = f"gone ({why})", "red"
         table.add_row(
             Text(visible(m.name, one_line=True), style=agent_style(m.name)),
             visible(m.role, one_line=True),

@@ -18,12 +18,15 @@ import sys
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ..pricing import PriceTable
 from .style import make_console, safe_console
 from .watch_data import WatchSource
 from .watch_view import Panes, clock_key, frame, in_progress
+
+if TYPE_CHECKING:
+    from ..storeset import StoreSet
 
 POLL_S = 0.1  # a change by another process shows within this (plus one draw)
 DEFAULT_WIDTH = 100
@@ -37,17 +40,26 @@ def shown_path(workdir: Path) -> str:
         return str(workdir)
 
 
+def where_of(workdir: Path, source: WatchSource) -> str:
+    """The frame's title: the workdir, and the board's database when it is not files (its
+    password masked: BoardLocation.shown)."""
+    location = source.stores.location
+    return shown_path(workdir) + ("" if location.kind == "files" else f" ({location.shown})")
+
+
 def print_once(workdir: Path, out: TextIO, width: int | None = None,
-               height: int | None = None) -> None:
-    """One frame, plain text unless `out` is a terminal, ending with a newline."""
-    source = WatchSource(workdir)
+               height: int | None = None, stores: StoreSet | None = None) -> None:
+    """One frame, plain text unless `out` is a terminal, ending with a newline. `stores`:
+    the team's (stores.open_stores); None: the workdir's files."""
+    source = WatchSource(workdir, stores=stores)
     source.poll()
     color = out.isatty()
     if width is None:
         width = os.get_terminal_size(out.fileno()).columns if color else _env_width()
     buffer = io.StringIO()
     console = make_console(buffer, width, color)
-    console.print(frame(source.state, shown_path(workdir), PriceTable.load(), height, Panes()))
+    console.print(frame(source.state, where_of(workdir, source), PriceTable.load(), height,
+                        Panes()))
     text = buffer.getvalue()
     if not color:  # a plain frame: no padding at the ends of lines
         text = "\n".join(line.rstrip() for line in text.splitlines()) + "\n"
@@ -101,16 +113,16 @@ class Resized:
         return flag
 
 
-def run_live(workdir: Path) -> int:
+def run_live(workdir: Path, stores: StoreSet | None = None) -> int:
     """The full-screen view until q / Ctrl-C."""
     from rich.live import Live
 
-    source = WatchSource(workdir)
+    source = WatchSource(workdir, stores=stores)
     prices = PriceTable.load()
     panes = Panes()
     console = safe_console()
     fd = sys.stdin.fileno() if sys.stdin.isatty() else None
-    where = shown_path(workdir)
+    where = where_of(workdir, source)
     last_clock: tuple | None = None
     try:
         with cbreak(fd), Resized() as resized, Live(
@@ -155,8 +167,8 @@ def _read_keys(fd: int | None, timeout: float) -> str:
 
 
 def run_watch(workdir: Path, once: bool = False, width: int | None = None,
-              height: int | None = None) -> int:
+              height: int | None = None, stores: StoreSet | None = None) -> int:
     if once or not sys.stdout.isatty():
-        print_once(workdir, sys.stdout, width, height)
+        print_once(workdir, sys.stdout, width, height, stores)
         return 0
-    return run_live(workdir)
+    return run_live(workdir, stores)

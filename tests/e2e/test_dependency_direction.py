@@ -21,6 +21,12 @@ FORBIDDEN = {
     "agent": {"team", "ui", "cli", "commands", "app", "runtime"},
     "team": {"ui", "cli", "commands", "app"},
     "runtime": {"ui", "cli", "commands", "app"},
+    # the stores' factory sits beside runtime; the types every backend builds on are a base
+    "stores": {"ui", "cli", "commands", "app", "runtime"},
+    "storeset": {"board", "team", "agent", "tools", "permissions", "ui", "cli", "commands",
+                 "app", "runtime", "stores", "pg"},
+    "store_api": {"board", "team", "agent", "tools", "permissions", "ui", "cli", "commands",
+                  "app", "runtime", "stores", "pg"},
 }
 
 
