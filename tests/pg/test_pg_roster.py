@@ -124,3 +124,24 @@ def test_hosts_and_heartbeats_are_columns_a_team_view_can_read(roster) -> None:
     assert rows["alice"] == "other-host" and rows["bob"] == roster.get("bob").host
     by_name = {m.name: m for m in roster.members()}
     assert all(m.heartbeat_age_s is not None for m in by_name.values())
+
+
+def test_the_lease_renewer_renews_the_heartbeats_of_the_live_teammates(roster, workdir) -> None:
+    from agent_cli.board.store import TaskBoard
+    from agent_cli.team.renewer import LeaseRenewer
+
+    board = TaskBoard(workdir / ".tasks", lease_s=600)
+    warnings: list[str] = []
+    running = ["alice"]
+    renewer = LeaseRenewer(board, lambda: list(running), warnings.append,
+                           heartbeat=roster.heartbeat)
+    assert renewer.interval_s == 15.0  # not the lease's 200 s: a silent member is gone at 45
+    assert LeaseRenewer(board, lambda: [], warnings.append).interval_s == 200.0
+    roster.add_running("alice", "coder")
+    roster.add_running("bob", "coder")
+    age_heartbeat(roster, "alice", 40)
+    age_heartbeat(roster, "bob", 40)
+    renewer.renew_once()
+    assert roster.get("alice").heartbeat_age_s < 40  # its thread runs: renewed
+    assert roster.get("bob").heartbeat_age_s >= 40  # its thread ended: left to go stale
+    assert warnings == []
