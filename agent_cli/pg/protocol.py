@@ -19,7 +19,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..errors import NotFound, Refused, UserError
+from pydantic import ValidationError
+
+from ..errors import CorruptFile, NotFound, Refused, UserError
 from ..names import check_name
 from ..team.protocol import (
     DEFAULT_TTL_S,
@@ -52,16 +54,17 @@ class PgProtocolStore:
     # ---- reading ---------------------------------------------------------------------
 
     def load(self) -> list[ProtocolRequest]:
-        """Every request in creation order."""
+        """Every request in creation order; CorruptFile naming a row that is not a request
+        (readers fail closed: a plan gate must not open on state it cannot read)."""
         rows = self.db.execute("SELECT data::text FROM protocol_request ORDER BY seq")
-        return [ProtocolRequest.model_validate_json(r[0]) for r in rows]
+        return [self._parse(r[0]) for r in rows]
 
     def get(self, request_id: str) -> ProtocolRequest:
         rows = self.db.execute("SELECT data::text FROM protocol_request WHERE id = %s",
                                (str(request_id),))
         if not rows:
             raise NotFound(f"no protocol request {short_id(request_id)}")
-        return ProtocolRequest.model_validate_json(rows[0][0])
+        return self._parse(rows[0][0])
 
     def latest_plan(self, target: str) -> ProtocolRequest | None:
         """The most recently created plan_approval request from teammate `target`."""
@@ -69,7 +72,7 @@ class PgProtocolStore:
         rows = self.db.execute(
             "SELECT data::text FROM protocol_request WHERE kind = 'plan_approval' "
             "AND sender = %s ORDER BY seq DESC LIMIT 1", (target,))
-        return ProtocolRequest.model_validate_json(rows[0][0]) if rows else None
+        return self._parse(rows[0][0]) if rows else None
 
     def pending(self, kind: str | None = None, target: str | None = None) -> list[ProtocolRequest]:
         """Unanswered, unexpired requests, optionally of one kind and/or for one target."""
@@ -80,7 +83,7 @@ class PgProtocolStore:
                 "AND (%(kind)s::text IS NULL OR kind = %(kind)s) "
                 "AND (%(target)s::text IS NULL OR target = %(target)s) ORDER BY seq",
                 {"kind": kind, "target": target}).fetchall()
-        found = [ProtocolRequest.model_validate_json(r[0]) for r in rows]
+        found = [self._parse(r[0]) for r in rows]
         return [r for r in found if not r.expired(now)]
 
     def has_expired(self, req: ProtocolRequest) -> bool:
@@ -149,7 +152,11 @@ class PgProtocolStore:
         if row is None:
             raise _Refusal(Refused(f"no protocol request {short_id(request_id)}"),
                            request_id, facts)
-        req = ProtocolRequest.model_validate_json(row[0])
+        try:
+            req = self._parse(row[0])
+        except CorruptFile as exc:
+            raise _Refusal(Refused(f"cannot resolve {short_id(request_id)}: {exc}"),
+                           request_id, facts) from None
         reason = _FileStore._mismatch(req, facts["kind"], facts["responder"],
                                       facts["recipient"])
         response_id = facts["response_id"]
@@ -187,7 +194,7 @@ class PgProtocolStore:
                 "AND kind = %s AND target = %s ORDER BY seq FOR UPDATE",
                 (kind, target)).fetchall()
             for (data,) in rows:
-                req = ProtocolRequest.model_validate_json(data)
+                req = self._parse(data)
                 if req.id == skip or req.expired(now):
                     continue
                 done = req.model_copy(update={
@@ -204,6 +211,15 @@ class PgProtocolStore:
         return [r[0] for r in self.db.execute("SELECT record FROM protocol_log ORDER BY seq")]
 
     # ---- internals -------------------------------------------------------------------
+
+    def _parse(self, data: str) -> ProtocolRequest:
+        try:
+            return ProtocolRequest.model_validate_json(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "request"
+            raise CorruptFile(f"{self.db.schema}.protocol_request",
+                              f"a row is not a request ({where}: {first['msg']})") from None
 
     def _now(self, conn: Any) -> datetime:
         if self._clock is not None:

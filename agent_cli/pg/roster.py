@@ -14,14 +14,22 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import ValidationError
 
-from ..errors import NotFound, Refused, UserError
+from ..errors import NotFound, Refused, StorageError, UserError
 from ..names import check_name
-from ..team.roster import MAX_ROLE_CHARS, Member, RosterSnapshot, TeamConfig, this_host
+from ..team.roster import (
+    MAX_ROLE_CHARS,
+    Member,
+    RosterSnapshot,
+    TeamConfig,
+    this_host,
+    thread_name,
+)
 from .db import Database
 
 log = logging.getLogger(__name__)
@@ -40,9 +48,11 @@ class PgMember(Member):
 
 def _row_member(row: tuple) -> PgMember:
     name, data, age = row
-    member = PgMember.model_validate({**json.loads(data), "name": name,
-                                      "heartbeat_age_s": None if age is None else float(age)})
-    return member
+    fields = json.loads(data)
+    if not isinstance(fields, dict):
+        raise ValueError("not an object")
+    return PgMember.model_validate({**fields, "name": name,
+                                    "heartbeat_age_s": None if age is None else float(age)})
 
 
 def _dump(member: Member) -> str:
@@ -64,21 +74,32 @@ class PgRoster:
     def load(self) -> TeamConfig | None:
         """The team and its members in join order, None if it has none. A row that is not
         a member (written by hand) is left out with a warning."""
+        members, problem = self._read()
+        if problem:
+            log.warning("%s", problem)
+        return TeamConfig(team=self.team_name, members=members) if members else None
+
+    def snapshot(self) -> RosterSnapshot:
+        """Never raises: an unreachable server or a bad row is the snapshot's problem."""
+        try:
+            members, problem = self._read()
+        except StorageError as exc:
+            return RosterSnapshot(self.team_name, [], str(exc))
+        return RosterSnapshot(self.team_name, members, problem)
+
+    def _read(self) -> tuple[list[Member], str | None]:
         rows = self.db.execute(_SELECT + " ORDER BY joined")
         members: list[Member] = []
+        bad: list[str] = []
         for row in rows:
             try:
                 members.append(_row_member(row))
-            except (ValidationError, ValueError) as exc:
-                log.warning("%s roster: member row %r is not a member (%s); ignored",
-                            self.db.schema, row[0], str(exc).splitlines()[0])
-        if not rows:
-            return None
-        return TeamConfig(team=self.team_name, members=members)
-
-    def snapshot(self) -> RosterSnapshot:
-        config = self.load()
-        return RosterSnapshot(self.team_name, list(config.members) if config else [])
+            except (ValidationError, ValueError):
+                bad.append(repr(row[0]))
+        if not bad:
+            return members, None
+        return members, (f"{self.db.schema}.roster_member: the rows of {', '.join(bad)} are "
+                         "not members; left out until they are written again")
 
     def members(self) -> list[Member]:
         return self.snapshot().members
@@ -103,10 +124,6 @@ class PgRoster:
         if age is None:
             return False
         if member.host == self._host and member.pid == os.getpid():
-            import threading
-
-            from ..team.roster import thread_name
-
             want = thread_name(member.name)
             return any(t.name == want and t.is_alive() for t in threading.enumerate())
         return True
