@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from support.team_backends import TeamBackend
+from support.race import Race
+from support.team_backends import OPEN, TeamBackend
 
 from agent_cli.errors import InvalidName, UserError
 from agent_cli.wakeup import ChangeSignal
@@ -151,3 +152,45 @@ def test_a_send_wakes_a_waiting_thread_through_on_change(team_backend: TeamBacke
     mail.send("lead", "alice", "wake up")
     t.join(10)
     assert woke == [(True, ["wake up"])]
+
+
+SENDER = OPEN + """
+import sys
+mail = stores(sys.argv[1])[0]
+who, n = sys.argv[2], int(sys.argv[3])
+print("ready", flush=True)
+sys.stdin.readline()
+for i in range(n):
+    mail.send(who, "lead", f"{who}:{i}")
+print("done", flush=True)
+"""
+
+
+def test_threads_and_processes_sending_at_once_lose_and_duplicate_nothing(
+    team_backend: TeamBackend,
+) -> None:
+    n = 30
+    race = Race()
+    for i in range(3):
+        race.process(f"proc{i}", SENDER, team_backend.spec, f"proc{i}", str(n))
+    mail = team_backend.mailbox()
+
+    def sender(who: str) -> None:
+        for i in range(n):
+            mail.send(who, "lead", f"{who}:{i}")
+
+    for i in range(6):
+        race.thread(sender, f"thread{i}")
+    race.go()
+    assert [out.strip() for out in race.finish().values()] == ["done"] * 3
+    got = mail.fetch("lead")
+    assert got.problems == [] and len(got.messages) == 9 * n
+    assert len({m.id for m in got.messages}) == 9 * n
+    per_sender: dict[str, list[int]] = {}
+    for m in got.messages:
+        who, i = m.content.split(":")
+        assert m.sender == who
+        per_sender.setdefault(who, []).append(int(i))
+    assert per_sender == {w: list(range(n)) for w in per_sender} and len(per_sender) == 9
+    mail.ack("lead", got.cursor)
+    assert mail.fetch("lead").messages == []
