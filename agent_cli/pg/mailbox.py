@@ -2,8 +2,9 @@
 
 A send takes the next number of the recipient's inbox (`inbox_head`, row-locked until the
 commit, so numbers are committed in order and a reader past number n never misses one below
-it) and stores the message under it; a message id is stored once (a resend of the same id is
-dropped). A reader `fetch`es the messages past its acknowledged cursor (a message number) and
+it) and stores the message under it, in one statement; a message id is stored once (a resend
+of the same id is dropped; two resends racing may leave a number unused, which no reader
+minds). A reader `fetch`es the messages past its acknowledged cursor (a message number) and
 `ack`s the number it has taken in: a crash in between redelivers rather than loses. Ids marked
 delivered (`mark_delivered`, the consumer's durable record) are dropped from a redelivery. A
 row that is not a message for its inbox (written by hand) is quarantined once and skipped.
@@ -17,17 +18,40 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import psycopg
 from pydantic import ValidationError
 
 from ..errors import UserError
 from ..fsutil import utc_now
 from ..names import check_name
 from ..team.mailbox import Delivery, MailMessage, build_message
-from .db import Database
+from .db import Database, storage_error
 
 log = logging.getLogger(__name__)
 
 FETCH_CAP = 1000  # messages per fetch; the rest come with the next one
+
+_APPEND = """
+WITH head AS (
+    INSERT INTO inbox_head AS h (inbox, last_seq)
+    SELECT %(to)s, 1 WHERE NOT EXISTS (SELECT 1 FROM inbox_message WHERE id = %(id)s)
+    ON CONFLICT (inbox) DO UPDATE SET last_seq = h.last_seq + 1
+    RETURNING last_seq),
+msg AS (
+    INSERT INTO inbox_message (inbox, seq, id, body)
+    SELECT %(to)s, last_seq, %(id)s, %(body)s::jsonb FROM head
+    ON CONFLICT (id) DO NOTHING RETURNING seq)
+SELECT seq, pg_notify(%(channel)s, %(what)s) FROM msg"""
+
+# the cursor, then each message past it with whether its id was marked delivered
+_FETCH = """
+SELECT c.start, m.seq, m.body::text, d.id IS NOT NULL
+FROM (SELECT coalesce((SELECT seq FROM inbox_cursor WHERE inbox = %(inbox)s), 0) AS start) c
+LEFT JOIN LATERAL (
+    SELECT seq, body, id FROM inbox_message
+    WHERE inbox = %(inbox)s AND seq > c.start ORDER BY seq LIMIT %(cap)s) m ON true
+LEFT JOIN inbox_delivered d ON d.inbox = %(inbox)s AND d.id = m.id
+ORDER BY m.seq"""
 
 
 class PgMailbox:
@@ -59,25 +83,13 @@ class PgMailbox:
 
     def append(self, msg: MailMessage) -> bool:
         """Store `msg` as it is (its id and time kept: a migration, a resend); False when
-        its id is already stored (nothing written)."""
+        its id is already stored (nothing written). One statement, one round trip: the
+        inbox's row stays locked until its commit, so numbers commit in order."""
         to = check_name(msg.to, "recipient name")
-        try:
-            with self.db.transaction() as conn:
-                # the inbox's row stays locked until the commit: numbers commit in order
-                (seq,) = conn.execute(
-                    "INSERT INTO inbox_head (inbox, last_seq) VALUES (%s, 1) ON CONFLICT "
-                    "(inbox) DO UPDATE SET last_seq = inbox_head.last_seq + 1 "
-                    "RETURNING last_seq", (to,)).fetchone()
-                stored = conn.execute(
-                    "INSERT INTO inbox_message (inbox, seq, id, body) VALUES "
-                    "(%s, %s, %s, %s::jsonb) ON CONFLICT (id) DO NOTHING",
-                    (to, seq, msg.id, msg.to_line())).rowcount
-                if not stored:
-                    raise _Duplicate  # rolls the number back too
-                _notify(conn, self.db, f"inbox:{to}")
-        except _Duplicate:
-            return False
-        return True
+        rows = _statement(self.db, _APPEND, {
+            "to": to, "id": msg.id, "body": msg.to_line(), "channel": self.db.channel,
+            "what": f"inbox:{to}"})
+        return bool(rows)
 
     def broadcast(self, sender: str, content: str, recipients: list[str]) -> list[MailMessage]:
         """Send `content` as type broadcast to every recipient but the sender (each once).
@@ -96,13 +108,9 @@ class PgMailbox:
         """Unread messages past the acknowledged cursor (at most FETCH_CAP). Consumes
         nothing; ids marked delivered are left out (the cursor still passes them)."""
         check_name(name, "inbox name")
-        with self.db.transaction() as conn:
-            start = _cursor(conn, name)
-            rows = conn.execute(
-                "SELECT m.seq, m.body::text, d.id IS NOT NULL FROM inbox_message m "
-                "LEFT JOIN inbox_delivered d ON d.inbox = m.inbox AND d.id = m.id "
-                "WHERE m.inbox = %s AND m.seq > %s ORDER BY m.seq LIMIT %s",
-                (name, start, FETCH_CAP)).fetchall()
+        found = _statement(self.db, _FETCH, {"inbox": name, "cap": FETCH_CAP})
+        start = int(found[0][0])
+        rows = [r[1:] for r in found if r[1] is not None]
         messages: list[MailMessage] = []
         bad: list[tuple[int, str, str]] = []
         for seq, body, delivered in rows:
@@ -161,15 +169,16 @@ class PgMailbox:
     def cursor(self, name: str) -> int:
         """The acknowledged message number of `name`'s inbox (0 if never acknowledged)."""
         check_name(name, "inbox name")
-        with self.db.transaction() as conn:
-            return _cursor(conn, name)
+        rows = _statement(self.db, "SELECT seq FROM inbox_cursor WHERE inbox = %s", (name,))
+        return int(rows[0][0]) if rows else 0
 
     def stamp(self, name: str) -> tuple[int, int]:
         """(number of the last message, 0), (0, 0) for an empty inbox: changes on every
         send."""
         check_name(name, "inbox name")
-        with self.db.transaction() as conn:
-            return (_head(conn, name), 0)
+        rows = _statement(self.db, "SELECT last_seq FROM inbox_head WHERE inbox = %s",
+                          (name,))
+        return (int(rows[0][0]) if rows else 0, 0)
 
     def quarantined(self, name: str) -> list[dict]:
         """The quarantine records of `name`'s inbox (inbox, seq, raw row, error, ts)."""
@@ -196,10 +205,6 @@ class PgMailbox:
         return warnings
 
 
-class _Duplicate(Exception):
-    """A message id already stored: the transaction is rolled back."""
-
-
 def _parse(body: str, inbox: str) -> MailMessage:
     try:
         data: Any = json.loads(body)
@@ -215,14 +220,19 @@ def _parse(body: str, inbox: str) -> MailMessage:
     return msg
 
 
-def _cursor(conn: Any, name: str) -> int:
-    row = conn.execute("SELECT seq FROM inbox_cursor WHERE inbox = %s", (name,)).fetchone()
-    return int(row[0]) if row else 0
-
-
 def _head(conn: Any, name: str) -> int:
     row = conn.execute("SELECT last_seq FROM inbox_head WHERE inbox = %s", (name,)).fetchone()
     return int(row[0]) if row else 0
+
+
+def _statement(db: Database, query: str, params: Any) -> list[tuple]:
+    """One statement on this thread's autocommit connection (its own transaction, one
+    round trip): its rows."""
+    try:
+        cur = db.conn().execute(query, params)
+        return cur.fetchall() if cur.description else []
+    except psycopg.Error as exc:
+        raise storage_error(db, exc) from None
 
 
 def _notify(conn: Any, db: Database, what: str) -> None:
