@@ -43,6 +43,12 @@ msg AS (
     ON CONFLICT (id) DO NOTHING RETURNING seq)
 SELECT seq, pg_notify(%(channel)s, %(what)s) FROM msg"""
 
+_UNREAD = """
+SELECT count(*) FROM inbox_message m
+WHERE m.inbox = %(inbox)s
+  AND m.seq > coalesce((SELECT seq FROM inbox_cursor WHERE inbox = %(inbox)s), 0)
+  AND NOT EXISTS (SELECT 1 FROM inbox_delivered d WHERE d.inbox = m.inbox AND d.id = m.id)"""
+
 # the cursor, then each message past it with whether its id was marked delivered
 _FETCH = """
 SELECT c.start, m.seq, m.body::text, d.id IS NOT NULL
@@ -148,6 +154,13 @@ class PgMailbox:
                 "WHERE inbox_cursor.seq < excluded.seq", (name, cursor)).rowcount
             if changed:
                 _notify(conn, self.db, f"cursor:{name}")
+
+    def unread(self, name: str) -> int:
+        """How many messages wait past the cursor, not marked delivered (a count for the
+        watch and the toolbar; the file watch counts lines past the cursor file)."""
+        check_name(name, "inbox name")
+        rows = _statement(self.db, _UNREAD, {"inbox": name})
+        return int(rows[0][0])
 
     def mark_delivered(self, name: str, ids: Iterable[str]) -> None:
         """Record that these messages of `name`'s inbox were taken in (by id): a later

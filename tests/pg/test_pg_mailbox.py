@@ -126,12 +126,14 @@ def test_ids_marked_delivered_are_dropped_from_a_redelivery(db) -> None:
     first = mail.send("lead", "alice", "one")
     mail.send("lead", "alice", "two")
     got = mail.fetch("alice")
+    assert mail.unread("alice") == 2
     mail.mark_delivered("alice", [first.id])  # taken in, then the reader died before ack
+    assert mail.unread("alice") == 1 and mail.delivered("alice") == {first.id}
     again = PgMailbox(db).fetch("alice")
     assert [m.content for m in again.messages] == ["two"]
     assert again.cursor == got.cursor  # the cursor still passes the dropped one
     mail.ack("alice", again.cursor)
-    assert mail.fetch("alice").messages == []
+    assert mail.fetch("alice").messages == [] and mail.unread("alice") == 0
 
 
 def test_a_hand_written_bad_row_is_quarantined_once_and_the_rest_delivers(db) -> None:
