@@ -145,3 +145,22 @@ def test_the_lease_renewer_renews_the_heartbeats_of_the_live_teammates(roster, w
     assert roster.get("alice").heartbeat_age_s < 40  # its thread runs: renewed
     assert roster.get("bob").heartbeat_age_s >= 40  # its thread ended: left to go stale
     assert warnings == []
+
+
+def test_the_board_takes_back_the_task_of_an_owner_whose_heartbeat_stopped(
+    roster, workdir
+) -> None:
+    from agent_cli.board.store import TaskBoard
+
+    board = TaskBoard(workdir / ".tasks", lease_s=600, owner_gone=PgOwnerLiveness(roster))
+    board.create("held on a host that went away")
+    elsewhere(roster, "alice")
+    token = board.claim_next("alice").task.claim_token
+    assert board.get(1).owner == "alice"  # its heartbeat is young: it keeps the task
+    age_heartbeat(roster, "alice", 60)
+    board.create("a change that makes the board look at its leases")
+    task = board.get(1)
+    assert task.status == "pending" and task.owner is None
+    [expired] = [e for e in board.events() if e["action"] == "lease_expired"]
+    assert expired["details"] == {**expired["details"], "token": token,
+                                  "reason": "no heartbeat for 45 s"}
