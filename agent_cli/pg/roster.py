@@ -164,7 +164,8 @@ class PgRoster:
         if len(role) > MAX_ROLE_CHARS:
             raise UserError(f"role is too long ({len(role)} chars, at most {MAX_ROLE_CHARS})")
         with self.db.transaction() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"roster:{name}",))
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                         (f"{self.db.schema}.roster:{name}",))
             row = conn.execute(_SELECT + " WHERE name = %s FOR UPDATE", (name,)).fetchone()
             old = _safe_member(row)
             if running_here and old is not None and not self._ours(old) and \
