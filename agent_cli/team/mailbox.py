@@ -112,6 +112,42 @@ def parse_line(raw: bytes, inbox: str) -> MailMessage:
     return msg
 
 
+def build_message(
+    sender: str,
+    to: str,
+    content: str,
+    type: str = "message",
+    request_id: str | None = None,
+    approve: bool | None = None,
+    plan: str | None = None,
+) -> MailMessage:
+    """A new message (fresh id, now), or a one-line UserError saying what is wrong with it:
+    the checks every mailbox backend makes before it stores anything."""
+    check_name(sender, "sender name")
+    check_name(to, "recipient name")
+    if type not in MSG_TYPES:
+        raise UserError(f"unknown message type {type!r} (use one of: {', '.join(MSG_TYPES)})")
+    if not isinstance(content, str):
+        raise UserError("message content must be text")
+    if type in PROTOCOL_TYPES and not request_id:
+        raise UserError(f"a {type} message needs a request_id")
+    if type not in PROTOCOL_TYPES and (request_id or approve is not None or plan):
+        raise UserError(f"a {type} message cannot carry request_id, approve or plan")
+    if type in RESPONSE_TYPES and not isinstance(approve, bool):
+        raise UserError(f"a {type} message needs approve=true or approve=false")
+    return MailMessage(
+        id=uuid.uuid4().hex,
+        type=type,
+        sender=sender,
+        to=to,
+        content=content,
+        ts=utc_now(),
+        request_id=request_id,
+        approve=approve,
+        plan=plan,
+    )
+
+
 class Mailbox:
     """The inboxes under `team_dir`/inbox. `on_change` is called after every in-process send."""
 
@@ -121,6 +157,8 @@ class Mailbox:
         self._on_change = on_change
         self._locks: dict[str, StateLock] = {}
         self._locks_guard = threading.Lock()
+
+    _build = staticmethod(build_message)
 
     # ---- paths and locks -------------------------------------------------------------
 
@@ -155,7 +193,7 @@ class Mailbox:
         plan: str | None = None,
     ) -> MailMessage:
         """Append one message to `to`'s inbox and return it (with its new id)."""
-        msg = self._build(sender, to, content, type, request_id, approve, plan)
+        msg = build_message(sender, to, content, type, request_id, approve, plan)
         path = self.inbox_path(to)
         with self._lock(to).held():
             append_line(path, msg.to_line())
@@ -175,40 +213,6 @@ class Mailbox:
             if name != sender and name not in targets:
                 targets.append(name)
         return [self.send(sender, name, content, "broadcast") for name in targets]
-
-    def _build(
-        self,
-        sender: str,
-        to: str,
-        content: str,
-        type: str,
-        request_id: str | None,
-        approve: bool | None,
-        plan: str | None,
-    ) -> MailMessage:
-        check_name(sender, "sender name")
-        check_name(to, "recipient name")
-        if type not in MSG_TYPES:
-            raise UserError(f"unknown message type {type!r} (use one of: {', '.join(MSG_TYPES)})")
-        if not isinstance(content, str):
-            raise UserError("message content must be text")
-        if type in PROTOCOL_TYPES and not request_id:
-            raise UserError(f"a {type} message needs a request_id")
-        if type not in PROTOCOL_TYPES and (request_id or approve is not None or plan):
-            raise UserError(f"a {type} message cannot carry request_id, approve or plan")
-        if type in RESPONSE_TYPES and not isinstance(approve, bool):
-            raise UserError(f"a {type} message needs approve=true or approve=false")
-        return MailMessage(
-            id=uuid.uuid4().hex,
-            type=type,
-            sender=sender,
-            to=to,
-            content=content,
-            ts=utc_now(),
-            request_id=request_id,
-            approve=approve,
-            plan=plan,
-        )
 
     # ---- reading ---------------------------------------------------------------------
 

@@ -4,7 +4,9 @@ One `lease-renewer` thread per Team renews, every third of the lease, the leases
 teammates whose threads are alive (and the lead's): one small write under the board lock, with
 no event and no wake-up, so nothing waits on it. A teammate stuck in a long tool run, an
 approval wait or a retry backoff keeps its task; one whose thread ended (or whose process
-was killed) stops being renewed, and its lease runs out.
+was killed) stops being renewed, and its lease runs out. With `heartbeat` (a PostgreSQL
+roster's), the same owners' heartbeats are renewed on each round too, at least every
+`heartbeat_s`: other hosts tell this process's teammates are alive by them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from ..board.store import TaskBoard
 
 MIN_INTERVAL_S = 0.01
+HEARTBEAT_S = 15.0  # a third of the 45 s after which a silent member is gone
 
 
 class LeaseRenewer:
@@ -28,10 +31,14 @@ class LeaseRenewer:
         board: TaskBoard,
         owners: Callable[[], list[str]],
         warn: Callable[[str], None],
+        heartbeat: Callable[[list[str]], object] | None = None,
+        heartbeat_s: float = HEARTBEAT_S,
     ) -> None:
         self._board = board
         self._owners = owners
         self._warn = warn
+        self._heartbeat = heartbeat
+        self._heartbeat_s = heartbeat_s
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -39,7 +46,10 @@ class LeaseRenewer:
 
     @property
     def interval_s(self) -> float:
-        return max(MIN_INTERVAL_S, self._board.lease_s / 3)
+        every = self._board.lease_s / 3
+        if self._heartbeat is not None:
+            every = min(every, self._heartbeat_s)
+        return max(MIN_INTERVAL_S, every)
 
     def start(self) -> None:
         """Start the thread if it is not running (a spawn after a shutdown restarts it)."""
@@ -64,9 +74,12 @@ class LeaseRenewer:
             return []
         try:
             renewed = self._board.renew(owners)
+            if self._heartbeat is not None:
+                self._heartbeat(owners)
         except AgentCliError as exc:
             if not self._failing:
-                self._warn(f"cannot renew task leases: {exc}")
+                what = "task leases" if self._heartbeat is None else "task leases or heartbeats"
+                self._warn(f"cannot renew {what}: {exc}")
             self._failing = True
             return []
         self._failing = False
