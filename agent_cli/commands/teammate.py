@@ -1,0 +1,212 @@
+"""`agent-cli teammate NAME`: this process joins the team of DIR as one teammate.
+
+It opens a session on DIR through the composition root and starts the one teammate with
+Team.spawn: the same thread, idle loop, claims, lease renewer, shutdown and plan protocols
+as a teammate the lead spawns (its roster entry carries this process's pid and host). It
+prints one line per thing the teammate does (commands/teammate_lines.py) and ends when the
+teammate ends: a shutdown request (exit 0), a failure (exit 1). Ctrl-C or SIGTERM asks it to
+shut down through the same protocol: its task is released with the reason "shutdown" and the
+lead told; a task still held after the grace period is released here. A SIGKILL leaves the
+task to its lease (on this host the pid check ends it at once, elsewhere the lease expiry).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import re
+import signal
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..errors import AgentCliError, Refused, UserError
+from ..names import LEAD, check_name
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime, RuntimeConfig
+    from ..team.teammate import Teammate
+
+REMOTE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+STOP_GRACE_S = 10.0  # Ctrl-C / SIGTERM: how long the teammate gets to shut down itself
+ConfigOf = Callable[[argparse.Namespace], "RuntimeConfig"]
+
+
+def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser,
+               options: list[Callable[[argparse.ArgumentParser], None]],
+               config_of: ConfigOf) -> None:
+    """Register `teammate`; `options` add the model and permission flags -p has, and
+    `config_of` turns the parsed flags into the RuntimeConfig (cli.runtime_config)."""
+    p = sub.add_parser(
+        "teammate", parents=[parent],
+        help="join the team of DIR as teammate NAME from this process (this host)",
+        description="Run one teammate in this process: it joins the team of DIR (-C), claims "
+        "what the board lets it claim, works with its own tools and permission rules, renews "
+        "its leases and honours shutdown and plan approval requests. One line is printed per "
+        "thing it does. Ctrl-C or SIGTERM shuts it down (its task released).")
+    p.add_argument("name", metavar="NAME", help="the teammate's name (e.g. bob)")
+    p.add_argument("--role", default="teammate", metavar="R",
+                   help="its role (routing: tasks for a role; an agent type's name)")
+    p.add_argument("--require-plan", action="store_true",
+                   help="it must have a plan approved by the lead before any change")
+    p.add_argument("--team", default="default", metavar="T", help="the team's name")
+    p.add_argument("--remote", default=None, metavar="NAME",
+                   help="git remote its task branches are pushed to after completing "
+                   "(default: origin with --board URL, else none: the task lands here)")
+    p.add_argument("--lease", type=_seconds, default=None, metavar="S",
+                   help="claim lease in seconds, renewed while it runs "
+                   "(default: $AGENT_CLI_LEASE_S, else 600)")
+    p.add_argument("--board", default=None, metavar="URL",
+                   help="the team's board in a database (postgresql://...), when supported")
+    p.add_argument("--idle-timeout", type=_seconds_or_zero, default=60.0, metavar="S",
+                   help="seconds before the idle teammate notifies the lead (0 = never)")
+    for add in options:
+        add(p)
+    p.set_defaults(handler=lambda args: run_teammate(args, config_of))
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: use a number of seconds above 0")
+    return value
+
+
+def _seconds_or_zero(text: str) -> float:
+    return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
+
+
+def teammate_config(args: argparse.Namespace, config_of: ConfigOf) -> RuntimeConfig:
+    """The session's config for one teammate process: -p's flags and settings, no lead."""
+    config = config_of(args)
+    config.team_name = check_name(args.team, "team name")
+    config.headless = True  # nobody at this terminal answers: the broker decides
+    if args.board is not None:
+        if "board" not in {f.name for f in dataclasses.fields(config)}:
+            raise UserError("--board is not supported yet by this build: the team's board "
+                            "is the files of DIR")
+        config.board = args.board  # type: ignore[attr-defined]  # the store factory's field
+    return config
+
+
+def push_remote(args: argparse.Namespace, config: RuntimeConfig) -> str | None:
+    """Where task branches go: --remote, else origin when the board is not DIR's files."""
+    if args.remote is not None:
+        return check_remote(args.remote)
+    return "origin" if getattr(config, "board", None) else None
+
+
+def check_remote(name: str) -> str:
+    """A git remote's name (never a URL, a path or an option)."""
+    if not REMOTE_RE.fullmatch(name):
+        raise UserError(f"--remote {name!r}: give the name of a git remote (e.g. origin)")
+    return name
+
+
+def run_teammate(args: argparse.Namespace, config_of: ConfigOf) -> int:
+    from ..app import open_runtime
+    from .teammate_lines import ActivityLines, AnnouncingBroker
+    from .workdir import workdir_of
+
+    name = check_name(args.name, "teammate name")
+    if name == LEAD:
+        raise UserError("'lead' is the lead's own name; pick another teammate name")
+    config = teammate_config(args, config_of)
+    remote = push_remote(args, config)
+    lines = ActivityLines(name, _say)
+    inner = config.broker_factory  # the lead plugs a remote broker in here at merge
+
+    def broker(rt: Runtime):
+        from ..permissions.broker import ApprovalBroker
+
+        return AnnouncingBroker(inner(rt) if inner is not None else ApprovalBroker(),
+                                lines.waiting)
+
+    config.broker_factory = broker
+    rt = open_runtime(workdir_of(args), config)
+    try:
+        rt.events.subscribe(lines.on_event)
+        if remote is not None:
+            _push_to(rt, remote)
+        mate = _join(rt, name, args)
+        return _wait(rt, mate, lines)
+    finally:
+        rt.close(timeout=STOP_GRACE_S)
+
+
+def _push_to(rt: Runtime, remote: str) -> None:
+    """Task branches are pushed to `remote` after completing (needs worktrees, in git)."""
+    wt = rt.worktrees
+    if not wt.enabled:
+        raise UserError(f"--remote {remote}: the task branches need worktrees, and "
+                        f"{rt.workdir} {'has them off' if wt.mode == 'off' else 'is not in git'}")
+    wt.set_remote(remote)
+
+
+def _join(rt: Runtime, name: str, args: argparse.Namespace) -> Teammate:
+    from ..team.roster import this_host
+
+    member = rt.team.spawn(name, args.role, model=rt.config.model,
+                           require_plan=args.require_plan)
+    mate = rt.team.teammate(name)
+    assert mate is not None
+    where = f" on {this_host()} (pid {os.getpid()})"
+    _say(f"{name} joined team {rt.roster.team_name} as {member.role}{where}; "
+         f"model {rt.model_name(name, rt.config.model)}")
+    return mate
+
+
+def _wait(rt: Runtime, mate: Teammate, lines) -> int:
+    """Until the teammate ends; Ctrl-C / SIGTERM shut it down first."""
+    stop = threading.Event()
+    why: list[str] = []
+
+    def on_term(signum: int, frame: object) -> None:
+        why.append(signal.Signals(signum).name)
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        while not mate.done.wait(0.2):
+            if stop.is_set():
+                break
+    except KeyboardInterrupt:
+        why.append("Ctrl-C")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if not mate.done.is_set():
+        _stop(rt, mate, why[0] if why else "stopped")
+        return 130
+    rt.team.status.flush(STOP_GRACE_S)
+    member = rt.roster.get(mate.name)
+    return 1 if member is not None and member.status == "failed" else 0
+
+
+def _stop(rt: Runtime, mate: Teammate, why: str) -> None:
+    """Shut the teammate down through the protocol (its task released, the lead told); a
+    task it still holds after the grace period is released here with the reason."""
+    _say(f"stopping ({why}): {mate.name} shuts down")
+    team = rt.team
+    team.claims.close(1.0)
+    try:
+        team.request_shutdown(mate.name)
+    except (Refused, AgentCliError) as exc:
+        _say(f"could not ask {mate.name} to shut down: {exc}")
+    mate.agent.interrupt()  # a model call, a shell command or an approval wait stops now
+    team.shutdown_all(STOP_GRACE_S)
+    try:
+        held = rt.board.held_by(mate.name)
+        if held is not None:
+            rt.board.release(held.id, mate.name,
+                             reason=f"{mate.name}'s process was stopped ({why})")
+            _say(f"released #{held.id} ({why})")
+    except AgentCliError as exc:
+        _say(f"could not release its task: {exc}; it returns when its lease expires")
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)

@@ -1,0 +1,164 @@
+"""Task branches between hosts: pushed by a teammate on another host, fetched by the lead's.
+
+A teammate started with `--remote NAME` completes a worktree task by handing it off
+(`hand_off`): its worktree committed on `agent-cli/task-<id>` (under the landing lock, as a
+landing's step 1), the task's verify run there, the commit pushed to the remote as that
+branch, then the board completion, whose result ends with the record
+`[pushed agent-cli/task-<id> <commit> to NAME]`. The lead's host lands it (`land_pushed`):
+the branch fetched from its own remote when it is not local, its tip checked against the
+recorded commit, then the same landing as a local task (merge with the current tree, verify
+on the merged state, apply without touching the user's other changes). A branch that cannot
+be fetched, or that moved since the push, is refused with the reason, and nothing lands.
+
+Host git hardening stays on for both (gitrepo.HARDENING): only the file, ssh and https
+transports are opened, ssh is the system's `ssh` (never a configured command), and the
+remote's upload/receive programs are git's own.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import Refused, ToolError
+from ..gitrepo import GitError
+from .landing import Landed, LandingRefused
+
+if TYPE_CHECKING:
+    from ..board.models import Task
+    from ..gitrepo import GitRepo
+    from .worktrees import Worktrees
+
+TRANSPORTS = ("file", "ssh", "https")
+RECORD_RE = re.compile(r"\[pushed (agent-cli/task-(\d+)) ([0-9a-f]{40}) to ([A-Za-z0-9._-]+)\]\Z")
+
+
+@dataclass(frozen=True)
+class Pushed:
+    """What a completion records of its pushed branch."""
+
+    branch: str
+    task_id: int
+    commit: str
+    remote: str
+
+    def record(self) -> str:
+        return f"[pushed {self.branch} {self.commit} to {self.remote}]"
+
+
+def pushed_of(task: Task) -> Pushed | None:
+    """The push record at the end of a completed task's result (None: none, or not its own)."""
+    found = RECORD_RE.search((task.result or "").rstrip())
+    if found is None or int(found.group(2)) != task.id:
+        return None
+    return Pushed(found.group(1), task.id, found.group(3), found.group(4))
+
+
+def transport(remote: str) -> tuple[str, ...]:
+    """The `-c` options that open the file, ssh and https transports for one command."""
+    items = [f"protocol.{name}.allow=always" for name in TRANSPORTS]
+    items += ["core.sshCommand=ssh", f"remote.{remote}.uploadpack=git-upload-pack",
+              f"remote.{remote}.receivepack=git-receive-pack"]
+    return tuple(arg for item in items for arg in ("-c", item))
+
+
+def push(repo: GitRepo, remote: str, branch: str, commit: str) -> None:
+    """`commit` to `remote` as refs/heads/`branch` (never forced); GitError says why not."""
+    proc = repo.run(*transport(remote), "push", "--quiet", "--no-verify", remote,
+                    f"{commit}:refs/heads/{branch}", check=False)
+    if proc.returncode != 0:
+        raise GitError(f"git push to {remote} failed: {_first(proc.stderr or proc.stdout)}")
+
+
+def fetch(repo: GitRepo, remote: str, branch: str) -> None:
+    """refs/heads/`branch` of `remote` into the local branch of that name (never forced)."""
+    proc = repo.run(*transport(remote), "fetch", "--quiet", "--no-tags",
+                    "--no-recurse-submodules", remote,
+                    f"refs/heads/{branch}:refs/heads/{branch}", check=False)
+    if proc.returncode != 0:
+        raise GitError(f"cannot fetch {branch} from {remote}: {_first(proc.stderr or proc.stdout)}")
+
+
+def _first(text: str) -> str:
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    return "; ".join(lines[:2])[:300] or "git gave no reason"
+
+
+def hand_off(wt: Worktrees, task: Task, owner: str, token: str, result: str, remote: str,
+             cancel: threading.Event | None = None) -> Pushed:
+    """Commit the task's worktree, verify it there, push it, complete the task with the
+    record. ToolError / Refused leave the task in progress with its owner."""
+    from .verify import check_verify
+
+    landing = wt.landing
+    assert wt.repo is not None and landing is not None
+    with landing.lock.held():
+        wt.stop_settling(task.id)
+        head = landing._commit(task, owner) or wt.repo.out(
+            "rev-parse", "HEAD", cwd=wt.path(task.id))
+        if task.verify is not None:
+            outcome = check_verify(task.verify, wt.root(task.id), cancel, sandbox=wt.sandbox)
+            if not outcome.passed:
+                wt.board.verify_failed(task, owner, outcome.detail)
+                raise ToolError(f"task #{task.id} not completed: {outcome.detail} (verify ran "
+                                "in your worktree). It stays in_progress with you.")
+        pushed = Pushed(wt.branch(task.id), task.id, head, remote)
+        try:
+            push(wt.repo, remote, pushed.branch, head)
+        except GitError as exc:
+            wt.state.update(task.id, status="refused", detail=str(exc))
+            raise ToolError(f"task #{task.id} not completed: {exc}. It stays in_progress "
+                            "with you; the lead is not told until it is pushed.") from None
+        text = (result.rstrip() + " " if result.strip() else "") + pushed.record()
+        wt.board.complete(task.id, owner, token, text, actor=owner)
+        wt.state.update(task.id, status="pushed", merged=head, detail=f"pushed to {remote}")
+    problem = _remove(wt, task.id)
+    if problem:
+        wt.state.update(task.id, detail=f"pushed to {remote}; {problem}")
+    return pushed
+
+
+def _remove(wt: Worktrees, task_id: int) -> str:
+    try:
+        wt.remove(task_id)
+    except (GitError, OSError) as exc:
+        return f"worktree kept: {exc}"
+    return ""
+
+
+def land_pushed(wt: Worktrees, task: Task, remote: str = "origin",
+                cancel: threading.Event | None = None) -> Landed:
+    """The lead's landing of a task completed on another host (see the module docstring);
+    LandingRefused says why nothing landed."""
+    assert wt.repo is not None and wt.landing is not None
+    if task.status != "completed":
+        raise Refused(f"task #{task.id} is {task.status}: only a completed task's pushed "
+                      "branch is landed here")
+    pushed = pushed_of(task)
+    if pushed is None:
+        raise Refused(f"task #{task.id} records no pushed branch in its result")
+    rec = wt.state.get(task.id) or {}
+    if rec.get("status") == "landed":
+        raise Refused(f"task #{task.id} has already landed here")
+    local = wt.repo.rev(f"refs/heads/{pushed.branch}")
+    if local is None:
+        try:
+            fetch(wt.repo, remote, pushed.branch)
+        except GitError as exc:
+            raise _refuse(wt, task.id, str(exc)) from None
+        local = wt.repo.rev(f"refs/heads/{pushed.branch}")
+    if local != pushed.commit:
+        raise _refuse(wt, task.id, f"{pushed.branch} is at {str(local)[:12]}, not the pushed "
+                      f"commit {pushed.commit[:12]}: nothing landed")
+    owner = task.owner or "teammate"
+    with wt.lock.held():
+        wt._ensure(task.id, owner)
+    return wt.landing.land(task, owner, task.claim_token or "", task.result or "", cancel,
+                           pushed=pushed.commit)
+
+
+def _refuse(wt: Worktrees, task_id: int, detail: str) -> LandingRefused:
+    wt.state.update(task_id, status="refused", detail=detail)
+    return LandingRefused(f"task #{task_id} not landed: {detail}")
