@@ -1,0 +1,120 @@
+"""Work from another host lands: two clones of one repository share a bare remote; the
+teammate's side pushes its task branch on completion, the lead's side fetches it and lands
+it with the same landing (the user's other edits kept). A branch that cannot be fetched, or
+that moved since the push, is refused with the reason and nothing lands.
+
+The shared board of two hosts (PostgreSQL) is stood in for by replaying the teammate's
+claim and completion on the lead's file board."""
+
+from __future__ import annotations
+
+import pytest
+from support.team import Recorder, make_runtime
+from support.teammate_proc import run_cli
+from support.worktree import complete_step, edit_step, git, git_repo, numbered
+
+from agent_cli.board.store import TaskBoard
+from agent_cli.models.reply import Reply
+from agent_cli.models.scripted import ScriptedModel
+from agent_cli.team.remote_branches import pushed_of
+
+BRANCH = "agent-cli/task-1"
+
+
+@pytest.fixture
+def hosts(tmp_path):
+    """(lead clone, teammate clone, bare remote), both clones at the remote's main."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    lead = tmp_path / "lead"
+    lead.mkdir()
+    git_repo(lead, {"f.txt": numbered(), "notes.txt": "user notes\n"})
+    git(lead, "remote", "add", "origin", str(origin))
+    git(lead, "push", "-q", "origin", "main")
+    git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "mate"))
+    return lead, tmp_path / "mate", origin
+
+
+def _mate_completes(mate, cleanup, remote="origin", responder=None):
+    model = ScriptedModel({"bob": [edit_step("f.txt", "line 2\n", "line two (bob)\n"),
+                                   complete_step("bob edited line 2")]}, responder=responder)
+    rt = make_runtime(mate, model, permission_mode="acceptEdits")
+    cleanup(rt)
+    rt.worktrees.set_remote(remote)
+    rec = Recorder(rt)
+    task = rt.board.create("edit line 2")
+    rt.team.spawn("bob", "worker")
+    return rt, rec, task
+
+
+def _replay(lead, done):
+    """The lead's board as the shared board would show it: bob claimed and completed."""
+    board = TaskBoard(lead / ".tasks")
+    task = board.create(done.subject)
+    claimed = board.claim(task.id, "bob")
+    board.complete(task.id, "bob", claimed.claim_token, done.result)
+    return board
+
+
+def test_a_pushed_task_branch_lands_in_the_leads_tree(hosts, cleanup):
+    lead, mate, origin = hosts
+    rt, rec, task = _mate_completes(mate, cleanup)
+    rec.wait_event("TaskEvent", action="completed", task_id=task.id)
+    done = rt.board.get(task.id)
+    pushed = pushed_of(done)
+    assert pushed is not None and pushed.remote == "origin" and pushed.branch == BRANCH
+    assert done.result.startswith("bob edited line 2 [pushed agent-cli/task-1 ")
+    assert git(origin, "rev-parse", BRANCH).strip() == pushed.commit
+    assert (mate / "f.txt").read_text() == numbered()  # the teammate's own tree: untouched
+    assert "pushed to origin" in run_cli(mate, "tasks", "list").stdout
+
+    _replay(lead, done)
+    (lead / "notes.txt").write_text("user notes, edited on the lead's host\n")
+    out = run_cli(lead, "tasks", "land", "1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["#1 landed from origin: f.txt"]
+    assert (lead / "f.txt").read_text() == numbered().replace("line 2\n", "line two (bob)\n")
+    assert (lead / "notes.txt").read_text() == "user notes, edited on the lead's host\n"
+    assert "landed (1 file)" in run_cli(lead, "tasks", "list").stdout
+    again = run_cli(lead, "tasks", "land", "1")
+    assert again.returncode == 4 and "already landed" in again.stderr
+
+
+def test_a_branch_missing_from_the_remote_is_refused_with_the_reason(hosts):
+    lead, _mate, _origin = hosts
+    board = TaskBoard(lead / ".tasks")
+    task = board.create("edit line 2")
+    token = board.claim(task.id, "bob").claim_token
+    board.complete(task.id, "bob", token, f"done [pushed {BRANCH} {'a' * 40} to origin]")
+    out = run_cli(lead, "tasks", "land", "1")
+    assert out.returncode == 4
+    assert out.stderr.startswith(f"agent-cli: task #1 not landed: cannot fetch {BRANCH} from "
+                                 "origin: ")
+    assert (lead / "f.txt").read_text() == numbered()
+    assert git(lead, "branch", "--list", BRANCH) == ""
+    assert "landing refused: cannot fetch" in run_cli(lead, "tasks", "list").stdout
+
+
+def test_a_branch_that_moved_since_the_push_is_refused(hosts, cleanup):
+    lead, mate, origin = hosts
+    rt, rec, task = _mate_completes(mate, cleanup)
+    rec.wait_event("TaskEvent", action="completed", task_id=task.id)
+    done = rt.board.get(task.id)
+    other = git(origin, "rev-parse", "main").strip()
+    git(origin, "update-ref", f"refs/heads/{BRANCH}", other)  # someone rewrote it
+    _replay(lead, done)
+    out = run_cli(lead, "tasks", "land", "1")
+    assert out.returncode == 4
+    assert f"not the pushed commit {pushed_of(done).commit[:12]}" in out.stderr
+    assert (lead / "f.txt").read_text() == numbered()
+
+
+def test_a_push_that_fails_keeps_the_task_with_its_owner(hosts, cleanup):
+    _lead, mate, origin = hosts
+    rt, rec, task = _mate_completes(mate, cleanup, remote="nowhere",
+                                    responder=lambda request: Reply(text="I cannot push."))
+    done = rec.wait_event("ToolFinished", agent="bob", tool="complete_task")
+    assert not done.ok and "git push to nowhere failed" in done.content
+    after = rt.board.get(task.id)
+    assert (after.status, after.owner) == ("in_progress", "bob")
+    assert git(origin, "branch", "--list", BRANCH) == ""
