@@ -13,6 +13,7 @@ from support.teammate_proc import TeammateProcess, events, run_cli
 
 from agent_cli.board.store import TaskBoard
 from agent_cli.models.scripted import ScriptedModel
+from agent_cli.team.plans import review_plan
 from agent_cli.team.roster import Roster, this_host
 
 WRITE = 'Write "hello from a teammate" to notes.txt.'
@@ -46,6 +47,28 @@ def test_a_teammate_process_completes_once_shows_its_host_and_obeys_shutdown(wor
     assert Roster(workdir / ".team").get("bob").status == "shutdown"
     answers = [m for m in lead.mail.peek("lead") if m.type == "shutdown_response"]
     assert [(m.sender, m.request_id, m.approve) for m in answers] == [("bob", req.id, True)]
+
+
+def test_a_teammate_process_waits_for_the_leads_plan_approval(workdir, cleanup):
+    lead = make_runtime(workdir, ScriptedModel({}))
+    cleanup(lead)
+    task = lead.board.create("Write notes.txt", WRITE)
+    bob = TeammateProcess(workdir, "bob", "--model", "demo", "--require-plan",
+                          "--permission-mode", "acceptEdits")
+    try:
+        bob.wait_line("waiting for the lead to approve its plan")
+        assert not (workdir / "notes.txt").exists()
+        (req,) = lead.protocols.pending("plan_approval")
+        assert req.sender == "bob"
+        review_plan(lead, "lead", req.id, True, "go ahead")
+        bob.wait_line(f"completed #{task.id}")
+        bob.signal(signal.SIGTERM)
+        bob.wait_line("shut down")
+        bob.wait()
+    finally:
+        bob.kill()
+    assert (workdir / "notes.txt").read_text() == "hello from a teammate\n"
+    assert _changes(workdir, task.id) == [("claimed", "bob"), ("completed", "bob")]
 
 
 def test_sigterm_releases_the_held_task_and_says_why_a_call_was_refused(workdir):
