@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import re
 import signal
@@ -66,25 +67,33 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser,
     p.set_defaults(handler=lambda args: run_teammate(args, config_of))
 
 
-def _seconds(text: str) -> float:
+def _number(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0 or value == float("inf"):
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: use a finite number of seconds")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """argparse type: seconds above 0 (--lease)."""
+    value = _number(text)
+    if value == 0:
         raise argparse.ArgumentTypeError(f"{text!r}: use a number of seconds above 0")
     return value
 
 
 def _seconds_or_zero(text: str) -> float:
-    return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
+    """argparse type: seconds, 0 meaning never (--idle-timeout)."""
+    return _number(text)
 
 
 def teammate_config(args: argparse.Namespace, config_of: ConfigOf) -> RuntimeConfig:
     """The session's config for one teammate process: -p's flags and settings, no lead."""
     config = config_of(args)
     config.team_name = check_name(args.team, "team name")
-    config.headless = True  # nobody at this terminal answers: the broker decides
     if args.board is not None:
         if "board" not in {f.name for f in dataclasses.fields(config)}:
             raise UserError("--board is not supported yet by this build: the team's board "
@@ -133,7 +142,7 @@ def run_teammate(args: argparse.Namespace, config_of: ConfigOf) -> int:
         if remote is not None:
             _push_to(rt, remote)
         mate = _join(rt, name, args)
-        return _wait(rt, mate, lines)
+        return _wait(rt, mate)
     finally:
         rt.close(timeout=STOP_GRACE_S)
 
@@ -160,20 +169,24 @@ def _join(rt: Runtime, name: str, args: argparse.Namespace) -> Teammate:
     return mate
 
 
-def _wait(rt: Runtime, mate: Teammate, lines) -> int:
+def _wait(rt: Runtime, mate: Teammate) -> int:
     """Until the teammate ends; Ctrl-C / SIGTERM shut it down first."""
-    stop = threading.Event()
+    wake = threading.Event()  # the teammate ended, or a signal came
     why: list[str] = []
 
     def on_term(signum: int, frame: object) -> None:
         why.append(signal.Signals(signum).name)
-        stop.set()
+        wake.set()
 
+    def watch() -> None:
+        mate.thread.join()
+        wake.set()
+
+    threading.Thread(target=watch, name="teammate-watch", daemon=True).start()
     previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        while not mate.done.wait(0.2):
-            if stop.is_set():
-                break
+        while not wake.wait(3600):  # a signal handler runs during the wait
+            pass
     except KeyboardInterrupt:
         why.append("Ctrl-C")
     finally:
