@@ -72,6 +72,13 @@ def push(repo: GitRepo, remote: str, branch: str, commit: str) -> None:
         raise GitError(f"git push to {remote} failed: {_first(proc.stderr or proc.stdout)}")
 
 
+def unpush(repo: GitRepo, remote: str, branch: str, commit: str) -> None:
+    """Delete refs/heads/`branch` of `remote` if it is still `commit` (best effort)."""
+    repo.run(*transport(remote), "push", "--quiet", "--no-verify",
+             f"--force-with-lease=refs/heads/{branch}:{commit}", remote,
+             f":refs/heads/{branch}", check=False)
+
+
 def fetch(repo: GitRepo, remote: str, branch: str) -> None:
     """refs/heads/`branch` of `remote` into the local branch of that name (never forced)."""
     proc = repo.run(*transport(remote), "fetch", "--quiet", "--no-tags",
@@ -105,6 +112,7 @@ def hand_off(wt: Worktrees, task: Task, owner: str, token: str, result: str, rem
                 raise ToolError(f"task #{task.id} not completed: {outcome.detail} (verify ran "
                                 "in your worktree). It stays in_progress with you.")
         pushed = Pushed(wt.branch(task.id), task.id, head, remote)
+        landing._check_holder(task.id, owner, token)  # a lost claim pushes nothing
         try:
             push(wt.repo, remote, pushed.branch, head)
         except GitError as exc:
@@ -112,7 +120,11 @@ def hand_off(wt: Worktrees, task: Task, owner: str, token: str, result: str, rem
             raise ToolError(f"task #{task.id} not completed: {exc}. It stays in_progress "
                             "with you; the lead is not told until it is pushed.") from None
         text = (result.rstrip() + " " if result.strip() else "") + pushed.record()
-        wt.board.complete(task.id, owner, token, text, actor=owner)
+        try:
+            wt.board.complete(task.id, owner, token, text, actor=owner)
+        except Refused:  # the claim was lost meanwhile: the next claimer pushes its own
+            unpush(wt.repo, remote, pushed.branch, head)
+            raise
         wt.state.update(task.id, status="pushed", merged=head, detail=f"pushed to {remote}")
     problem = _remove(wt, task.id)
     if problem:

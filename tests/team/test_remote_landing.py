@@ -118,3 +118,20 @@ def test_a_push_that_fails_keeps_the_task_with_its_owner(hosts, cleanup):
     after = rt.board.get(task.id)
     assert (after.status, after.owner) == ("in_progress", "bob")
     assert git(origin, "branch", "--list", BRANCH) == ""
+
+
+def test_a_completion_refused_after_the_push_takes_the_branch_back(hosts, cleanup):
+    _lead, mate, origin = hosts
+    rt, rec, task = _mate_completes(mate, cleanup, responder=lambda r: Reply(text="stuck"))
+    complete = rt.board.complete
+
+    def lost_meanwhile(task_id, owner, token, result="", actor=None):
+        assert git(origin, "branch", "--list", BRANCH).strip() == BRANCH  # it was pushed
+        rt.board.release(task_id, owner, reason="lease lost")  # another host's claim, say
+        return complete(task_id, owner, token, result, actor)
+
+    rt.board.complete = lost_meanwhile
+    done = rec.wait_event("ToolFinished", agent="bob", tool="complete_task")
+    assert (done.ok, done.content) == (False, "task 1 is not claimed")
+    assert git(origin, "branch", "--list", BRANCH) == ""
+    assert rt.board.get(task.id).status != "completed"
