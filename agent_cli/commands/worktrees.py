@@ -30,8 +30,9 @@ def add_parsers(acts: Any, parent: argparse.ArgumentParser) -> None:
         help="land a task completed on another host: fetch its pushed branch, merge, verify, "
         "apply")
     p.add_argument("id", type=int)
-    p.add_argument("--remote", default="origin", metavar="NAME",
-                   help="the git remote the teammate pushed to (default origin)")
+    p.add_argument("--remote", default=None, metavar="NAME",
+                   help="the git remote to fetch its branch from (default: the one the "
+                   "teammate pushed to, as its completion records)")
     p.add_argument("--run-verify", action="store_true",
                    help="run the task's verify even when a model wrote it (else asked)")
     p.set_defaults(handler=cmd_land)
@@ -154,7 +155,7 @@ def cmd_land(args: argparse.Namespace) -> int:
     from ..team.remote_branches import land_pushed
     from .teammate import check_remote
 
-    remote = check_remote(args.remote)
+    remote = check_remote(args.remote) if args.remote is not None else None
     wt = worktrees_of(args)
     if not wt.enabled or wt.landing is None:
         raise UserError(f"{wt.workdir} is not in a git repository with worktrees on: "
@@ -168,7 +169,7 @@ def cmd_land(args: argparse.Namespace) -> int:
         landed = land_pushed(wt, task, remote)
     except (ToolError, GitError) as exc:
         raise Refused(str(exc)) from None
-    print(f"#{task.id} landed from {remote}: {', '.join(landed.files) or 'no files'}")
+    print(f"#{task.id} landed: {', '.join(landed.files) or 'no files'}")
     if landed.skipped:
         print("left alone (changed here meanwhile): " + ", ".join(landed.skipped))
     if landed.note:

@@ -350,9 +350,14 @@ class Team:
             ack()
         if not shown:
             return None
-        from ..framing import inbox_block  # (html, regexes: at the lead's first turn)
+        from ..framing import inbox_block, labelled  # (html, regexes: at the first turn)
 
-        return inbox_block(shown)
+        notes = []
+        if any(m.type == "result" for m in shown):  # work pushed from another host lands
+            from .remote_branches import land_arrivals
+
+            notes = [labelled("host", "landing", line) for line in land_arrivals(self.rt)]
+        return "\n".join([inbox_block(shown), *notes])
 
     def _lead_ack(self, cursor: int) -> Callable[[], None]:
         def ack() -> None:

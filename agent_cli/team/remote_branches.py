@@ -22,13 +22,14 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import Refused, ToolError
+from ..errors import AgentCliError, Refused, ToolError
 from ..gitrepo import GitError
 from .landing import Landed, LandingRefused
 
 if TYPE_CHECKING:
     from ..board.models import Task
     from ..gitrepo import GitRepo
+    from ..runtime import Runtime
     from .worktrees import Worktrees
 
 TRANSPORTS = ("file", "ssh", "https")
@@ -140,10 +141,11 @@ def _remove(wt: Worktrees, task_id: int) -> str:
     return ""
 
 
-def land_pushed(wt: Worktrees, task: Task, remote: str = "origin",
+def land_pushed(wt: Worktrees, task: Task, remote: str | None = None,
                 cancel: threading.Event | None = None) -> Landed:
-    """The lead's landing of a task completed on another host (see the module docstring);
-    LandingRefused says why nothing landed."""
+    """The lead's landing of a task completed on another host (see the module docstring),
+    fetched from `remote` (None: the one its record names); LandingRefused says why
+    nothing landed."""
     assert wt.repo is not None and wt.landing is not None
     if task.status != "completed":
         raise Refused(f"task #{task.id} is {task.status}: only a completed task's pushed "
@@ -154,6 +156,7 @@ def land_pushed(wt: Worktrees, task: Task, remote: str = "origin",
     rec = wt.state.get(task.id) or {}
     if rec.get("status") == "landed":
         raise Refused(f"task #{task.id} has already landed here")
+    remote = remote or pushed.remote
     local = wt.repo.rev(f"refs/heads/{pushed.branch}")
     if local is None:
         try:
@@ -174,3 +177,43 @@ def land_pushed(wt: Worktrees, task: Task, remote: str = "origin",
 def _refuse(wt: Worktrees, task_id: int, detail: str) -> LandingRefused:
     wt.state.update(task_id, status="refused", detail=detail)
     return LandingRefused(f"task #{task_id} not landed: {detail}")
+
+
+def land_arrivals(rt: Runtime, cancel: threading.Event | None = None) -> list[str]:
+    """The lead's session, when a result comes in: land every completed task with a push
+    record that has neither landed nor been refused here; one line each for the lead. A
+    model-written verify is asked about through the lead's gate first, as for a local task."""
+    wt = rt.worktrees
+    if not wt.enabled or wt.landing is None or wt.remote is not None:
+        return []
+    lines = []
+    for task in rt.board.snapshot().tasks:
+        pushed = pushed_of(task) if task.status == "completed" else None
+        if pushed is None or (wt.state.get(task.id) or {}).get("status") in ("landed",
+                                                                             "refused"):
+            continue
+        lines.append(_land_arrival(rt, wt, task, pushed, cancel or threading.Event()))
+    return lines
+
+
+def _land_arrival(rt: Runtime, wt: Worktrees, task: Task, pushed: Pushed,
+                  cancel: threading.Event) -> str:
+    from ..names import LEAD
+    from ..tools.base import ToolContext
+    from .verify import ask_verify
+
+    head = f"task #{task.id} ({task.subject}), pushed by {task.owner} to {pushed.remote}"
+    retry = f"; `agent-cli tasks land {task.id}` lands it once that is fixed"
+    if task.verify is not None:
+        refused = ask_verify(rt, task, ToolContext(LEAD, rt.workdir, "lead", cancel))
+        if refused is not None:
+            wt.state.update(task.id, status="refused", detail=refused.detail)
+            return f"{head}, did not land: {refused.detail}{retry}"
+    try:
+        landed = land_pushed(wt, task, pushed.remote, cancel)
+    except AgentCliError as exc:  # a refusal, git, the board
+        return f"{head}, did not land: {str(exc).splitlines()[0]}{retry}"
+    files = ", ".join(landed.files) or "no files changed"
+    kept = f"; left alone (changed here meanwhile): {', '.join(landed.skipped)}" \
+        if landed.skipped else ""
+    return f"{head}, landed in the main tree: {files}{kept}"

@@ -334,8 +334,8 @@ class Worktrees:
         """" (files changed: a.py, b.py)" for the lead's result message, "" when none."""
         rec = self.state.get(task_id) if self.enabled else None
         if rec and rec.get("status") == "pushed":
-            return (f" ({rec.get('detail', 'pushed')}: land it on the lead's host with "
-                    f"`agent-cli tasks land {task_id}`)")
+            return (f" ({rec.get('detail', 'pushed')}: the lead's session lands it when "
+                    f"this result arrives; else `agent-cli tasks land {task_id}`)")
         if not rec or rec.get("status") != "landed":
             return ""
         files = rec.get("files") or []

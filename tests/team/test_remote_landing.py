@@ -72,7 +72,7 @@ def test_a_pushed_task_branch_lands_in_the_leads_tree(hosts, cleanup):
     (lead / "notes.txt").write_text("user notes, edited on the lead's host\n")
     out = run_cli(lead, "tasks", "land", "1")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["#1 landed from origin: f.txt"]
+    assert out.stdout.splitlines() == ["#1 landed: f.txt"]
     assert (lead / "f.txt").read_text() == numbered().replace("line 2\n", "line two (bob)\n")
     assert (lead / "notes.txt").read_text() == "user notes, edited on the lead's host\n"
     assert "landed (1 file)" in run_cli(lead, "tasks", "list").stdout
@@ -135,3 +135,21 @@ def test_a_completion_refused_after_the_push_takes_the_branch_back(hosts, cleanu
     assert (done.ok, done.content) == (False, "task 1 is not claimed")
     assert git(origin, "branch", "--list", BRANCH) == ""
     assert rt.board.get(task.id).status != "completed"
+
+
+def test_the_leads_session_lands_pushed_work_when_the_result_arrives(hosts, cleanup):
+    lead, mate, _origin = hosts
+    rt, rec, task = _mate_completes(mate, cleanup)
+    rec.wait_event("TaskEvent", action="completed", task_id=task.id)
+    done = rt.board.get(task.id)
+    _replay(lead, done)
+    lead_rt = make_runtime(lead, ScriptedModel({}))
+    cleanup(lead_rt)
+    lead_rt.mail.send("bob", "lead", f"task #1 (edit line 2) completed: {done.result}",
+                      type="result")  # as the shared mailbox brings it
+    block = lead_rt.team.lead_inbox_block()
+    assert ('<message from="host" type="landing">task #1 (edit line 2), pushed by bob to '
+            "origin, landed in the main tree: f.txt</message>") in block
+    assert (lead / "f.txt").read_text() == numbered().replace("line 2\n", "line two (bob)\n")
+    lead_rt.mail.send("bob", "lead", "another result", type="result")
+    assert "landing" not in lead_rt.team.lead_inbox_block()  # landed once
