@@ -38,6 +38,9 @@ def test_a_teammate_process_completes_once_shows_its_host_and_obeys_shutdown(wor
         assert shown[1].split()[:4] == ["NAME", "ROLE", "STATUS", "HOST"]
         row = next(line.split() for line in shown if line.startswith("bob "))
         assert row[1] == "writer" and row[3] == this_host()
+        twin = run_cli(workdir, "teammate", "bob", "--model", "demo")
+        assert twin.returncode == 4
+        assert f"bob is already running in process {bob.proc.pid} on " in twin.stderr
         req = lead.team.request_shutdown("bob")  # a teammate of another process
         bob.wait_line("shut down")
         assert bob.wait() == 0
@@ -128,6 +131,12 @@ def test_board_url_is_refused_in_one_line_until_a_database_board_exists(workdir)
             "agent-cli: --board is not supported yet by this build: the team's board is the "
             "files of DIR"]
         assert not (workdir / ".team").exists()
+
+
+def test_the_leads_name_is_not_a_teammates(workdir):
+    out = run_cli(workdir, "teammate", "lead")
+    assert (out.returncode, out.stderr.strip()) == (
+        2, "agent-cli: 'lead' is the lead's own name; pick another teammate name")
 
 
 def test_a_remote_that_is_not_a_name_is_refused(workdir):

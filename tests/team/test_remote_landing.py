@@ -8,9 +8,11 @@ claim and completion on the lead's file board."""
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 from support.team import Recorder, make_runtime
-from support.teammate_proc import run_cli
+from support.teammate_proc import TeammateProcess, run_cli
 from support.worktree import complete_step, edit_step, git, git_repo, numbered
 
 from agent_cli.board.store import TaskBoard
@@ -153,3 +155,25 @@ def test_the_leads_session_lands_pushed_work_when_the_result_arrives(hosts, clea
     assert (lead / "f.txt").read_text() == numbered().replace("line 2\n", "line two (bob)\n")
     lead_rt.mail.send("bob", "lead", "another result", type="result")
     assert "landing" not in lead_rt.team.lead_inbox_block()  # landed once
+
+
+def test_a_teammate_process_with_remote_pushes_and_the_lead_lands_it(hosts):
+    lead, mate, origin = hosts
+    board = TaskBoard(mate / ".tasks")
+    task = board.create("Write hello.txt", 'Write "hello from the other host" to hello.txt.')
+    bob = TeammateProcess(mate, "bob", "--model", "demo", "--remote", "origin",
+                          "--permission-mode", "acceptEdits")
+    try:
+        bob.wait_line(f"completed #{task.id}")
+        bob.signal(signal.SIGTERM)
+        bob.wait_line("shut down")
+        bob.wait()
+    finally:
+        bob.kill()
+    done = board.get(task.id)
+    assert git(origin, "rev-parse", BRANCH).strip() == pushed_of(done).commit
+    assert not (mate / "hello.txt").exists()  # pushed, not landed in its own clone
+    _replay(lead, done)
+    out = run_cli(lead, "tasks", "land", str(task.id))
+    assert out.returncode == 0, out.stderr
+    assert (lead / "hello.txt").read_text() == "hello from the other host\n"
