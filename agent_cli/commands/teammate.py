@@ -136,15 +136,23 @@ def run_teammate(args: argparse.Namespace, config_of: ConfigOf) -> int:
                                 lines.waiting)
 
     config.broker_factory = broker
-    rt = open_runtime(workdir_of(args), config)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM is Ctrl-C from here on
     try:
-        rt.events.subscribe(lines.on_event)
-        if remote is not None:
-            _push_to(rt, remote)
-        mate = _join(rt, name, args)
-        return _wait(rt, mate)
+        rt = open_runtime(workdir_of(args), config)
+        try:
+            rt.events.subscribe(lines.on_event)
+            if remote is not None:
+                _push_to(rt, remote)
+            mate = _join(rt, name, args)
+            return _wait(rt, mate)
+        finally:
+            rt.close(timeout=STOP_GRACE_S)
     finally:
-        rt.close(timeout=STOP_GRACE_S)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 def _push_to(rt: Runtime, remote: str) -> None:
@@ -170,29 +178,19 @@ def _join(rt: Runtime, name: str, args: argparse.Namespace) -> Teammate:
 
 
 def _wait(rt: Runtime, mate: Teammate) -> int:
-    """Until the teammate ends; Ctrl-C / SIGTERM shut it down first."""
-    wake = threading.Event()  # the teammate ended, or a signal came
-    why: list[str] = []
-
-    def on_term(signum: int, frame: object) -> None:
-        why.append(signal.Signals(signum).name)
-        wake.set()
+    """Until the teammate ends; Ctrl-C / SIGTERM shut it down first (exit 130)."""
+    ended = threading.Event()
 
     def watch() -> None:
         mate.thread.join()
-        wake.set()
+        ended.set()
 
     threading.Thread(target=watch, name="teammate-watch", daemon=True).start()
-    previous = signal.signal(signal.SIGTERM, on_term)
     try:
-        while not wake.wait(3600):  # a signal handler runs during the wait
+        while not ended.wait(3600):  # the signal handlers run during the wait
             pass
-    except KeyboardInterrupt:
-        why.append("Ctrl-C")
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    if not mate.done.is_set():
-        _stop(rt, mate, why[0] if why else "stopped")
+    except KeyboardInterrupt as exc:
+        _stop(rt, mate, str(exc) or "Ctrl-C")
         return 130
     rt.team.status.flush(STOP_GRACE_S)
     member = rt.roster.get(mate.name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 
+import pytest
 from support.team import make_runtime
 from support.teammate_proc import TeammateProcess, events, run_cli
 
@@ -74,14 +75,17 @@ def test_a_teammate_process_waits_for_the_leads_plan_approval(workdir, cleanup):
     assert _changes(workdir, task.id) == [("claimed", "bob"), ("completed", "bob")]
 
 
-def test_sigterm_releases_the_held_task_and_says_why_a_call_was_refused(workdir):
+@pytest.mark.parametrize(("sig", "said"), [(signal.SIGTERM, "SIGTERM"),
+                                           (signal.SIGINT, "Ctrl-C")])
+def test_sigterm_or_ctrl_c_releases_the_held_task(workdir, sig, said):
     task = TaskBoard(workdir / ".tasks").create("Write notes.txt", WRITE)
     bob = TeammateProcess(workdir, "bob", "--model", "demo")  # no rule allows the write
     try:
         refused = bob.wait_line("ran write_file notes.txt")
         assert "no human was available to approve" in refused and "headless" in refused
         bob.wait_line(f"idle: holds #{task.id}")
-        bob.signal(signal.SIGTERM)
+        bob.signal(sig)
+        bob.wait_line(f"stopping ({said}): bob shuts down")
         bob.wait_line(f"released #{task.id}: shutdown")
         bob.wait_line("shut down")
         assert bob.wait() == 130
