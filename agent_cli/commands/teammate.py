@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import AgentCliError, Refused, UserError
+from ..errors import AgentCliError, UserError
 from ..names import LEAD, check_name
 
 if TYPE_CHECKING:
@@ -161,6 +161,10 @@ def _push_to(rt: Runtime, remote: str) -> None:
     if not wt.enabled:
         raise UserError(f"--remote {remote}: the task branches need worktrees, and "
                         f"{rt.workdir} {'has them off' if wt.mode == 'off' else 'is not in git'}")
+    assert wt.repo is not None
+    if wt.repo.run("remote", "get-url", remote, check=False).returncode != 0:
+        raise UserError(f"--remote {remote}: no such git remote in {wt.repo.top} "
+                        "(see `git remote -v`)")
     wt.set_remote(remote)
 
 
@@ -205,16 +209,15 @@ def _stop(rt: Runtime, mate: Teammate, why: str) -> None:
     team.claims.close(1.0)
     try:
         team.request_shutdown(mate.name)
-    except (Refused, AgentCliError) as exc:
+    except AgentCliError as exc:  # a full disk, or it ended meanwhile
         _say(f"could not ask {mate.name} to shut down: {exc}")
     mate.agent.interrupt()  # a model call, a shell command or an approval wait stops now
     team.shutdown_all(STOP_GRACE_S)
     try:
         held = rt.board.held_by(mate.name)
         if held is not None:
-            rt.board.release(held.id, mate.name,
+            rt.board.release(held.id, mate.name,  # its line comes from the board's event
                              reason=f"{mate.name}'s process was stopped ({why})")
-            _say(f"released #{held.id} ({why})")
     except AgentCliError as exc:
         _say(f"could not release its task: {exc}; it returns when its lease expires")
 

@@ -177,3 +177,11 @@ def test_a_teammate_process_with_remote_pushes_and_the_lead_lands_it(hosts):
     out = run_cli(lead, "tasks", "land", str(task.id))
     assert out.returncode == 0, out.stderr
     assert (lead / "hello.txt").read_text() == "hello from the other host\n"
+
+
+def test_a_remote_the_clone_does_not_have_is_refused_before_joining(hosts):
+    _lead, mate, _origin = hosts
+    out = run_cli(mate, "teammate", "bob", "--model", "demo", "--remote", "upstream")
+    assert out.returncode == 2
+    assert "--remote upstream: no such git remote in " in out.stderr
+    assert not (mate / ".team" / "config.json").exists()
