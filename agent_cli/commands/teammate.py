@@ -141,6 +141,8 @@ def run_teammate(args: argparse.Namespace, config_of: ConfigOf) -> int:
         rt = open_runtime(workdir_of(args), config)
         try:
             rt.events.subscribe(lines.on_event)
+            for warning in start_warnings(rt):
+                _say(f"warning: {warning}")
             if remote is not None:
                 _push_to(rt, remote)
             mate = _join(rt, name, args)
@@ -149,6 +151,22 @@ def run_teammate(args: argparse.Namespace, config_of: ConfigOf) -> int:
             rt.close(timeout=STOP_GRACE_S)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def start_warnings(rt: Runtime) -> list[str]:
+    """What this session cannot honour or holds back, said once at start (as the lead's
+    session start says it): hooks, an unavailable sandbox, settings, state, held settings."""
+    found = [f"hooks: {w}" for w in rt.hook_warnings]
+    if rt.sandbox.enabled and not rt.sandbox.availability.ok:
+        found.append(rt.sandbox.banner())
+    found += [f"settings: {n}" for n in rt.settings_notes]
+    found += [f"state: {w}" for w in rt.state_warnings]
+    if rt.held_settings is not None:
+        from ..permissions.project_trust import warning_line
+
+        found.append(warning_line(rt.held_settings, len(rt.held_hooks.specs)
+                                  if rt.held_hooks is not None else 0))
+    return found
 
 
 def _interrupt(signum: int, frame: object) -> None:
