@@ -57,17 +57,20 @@ def pushed_of(task: Task) -> Pushed | None:
     return Pushed(found.group(1), task.id, found.group(3), found.group(4))
 
 
-def transport(remote: str) -> tuple[str, ...]:
+def transport() -> tuple[str, ...]:
     """The `-c` options that open the file, ssh and https transports for one command."""
-    items = [f"protocol.{name}.allow=always" for name in TRANSPORTS]
-    items += ["core.sshCommand=ssh", f"remote.{remote}.uploadpack=git-upload-pack",
-              f"remote.{remote}.receivepack=git-receive-pack"]
+    items = [f"protocol.{name}.allow=always" for name in TRANSPORTS] + ["core.sshCommand=ssh"]
     return tuple(arg for item in items for arg in ("-c", item))
+
+
+# the remote's programs are git's own, whatever remote.<name>.uploadpack / receivepack say
+UPLOAD = "--upload-pack=git-upload-pack"
+RECEIVE = "--receive-pack=git-receive-pack"
 
 
 def push(repo: GitRepo, remote: str, branch: str, commit: str) -> None:
     """`commit` to `remote` as refs/heads/`branch` (never forced); GitError says why not."""
-    proc = repo.run(*transport(remote), "push", "--quiet", "--no-verify", remote,
+    proc = repo.run(*transport(), "push", "--quiet", "--no-verify", RECEIVE, remote,
                     f"{commit}:refs/heads/{branch}", check=False)
     if proc.returncode != 0:
         raise GitError(f"git push to {remote} failed: {_first(proc.stderr or proc.stdout)}")
@@ -75,14 +78,14 @@ def push(repo: GitRepo, remote: str, branch: str, commit: str) -> None:
 
 def unpush(repo: GitRepo, remote: str, branch: str, commit: str) -> None:
     """Delete refs/heads/`branch` of `remote` if it is still `commit` (best effort)."""
-    repo.run(*transport(remote), "push", "--quiet", "--no-verify",
+    repo.run(*transport(), "push", "--quiet", "--no-verify", RECEIVE,
              f"--force-with-lease=refs/heads/{branch}:{commit}", remote,
              f":refs/heads/{branch}", check=False)
 
 
 def fetch(repo: GitRepo, remote: str, branch: str) -> None:
     """refs/heads/`branch` of `remote` into the local branch of that name (never forced)."""
-    proc = repo.run(*transport(remote), "fetch", "--quiet", "--no-tags",
+    proc = repo.run(*transport(), "fetch", "--quiet", "--no-tags", UPLOAD,
                     "--no-recurse-submodules", remote,
                     f"refs/heads/{branch}:refs/heads/{branch}", check=False)
     if proc.returncode != 0:

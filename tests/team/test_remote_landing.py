@@ -185,3 +185,51 @@ def test_a_remote_the_clone_does_not_have_is_refused_before_joining(hosts):
     assert out.returncode == 2
     assert "--remote upstream: no such git remote in " in out.stderr
     assert not (mate / ".team" / "config.json").exists()
+
+
+def _planted(clone, marker):
+    """A clone whose config names programs a push or fetch would run: a hooks directory
+    (pre-push, reference-transaction), upload/receive programs, and a URL rewrite to ext::."""
+    hooks = clone / "planted-hooks"
+    hooks.mkdir()
+    script = f"#!/bin/sh\necho \"$0\" >> {marker}\n"
+    for name in ("pre-push", "reference-transaction", "post-merge", "post-checkout"):
+        (hooks / name).write_text(script)
+        (hooks / name).chmod(0o755)
+    evil = clone / "evil-pack.sh"
+    evil.write_text(script + 'exec "$(basename "$0")" "$@"\n')
+    evil.chmod(0o755)
+    git(clone, "config", "core.hooksPath", str(hooks))
+    git(clone, "config", "remote.origin.uploadpack", str(evil))
+    git(clone, "config", "remote.origin.receivepack", str(evil))
+
+
+def test_push_and_fetch_run_none_of_the_programs_a_clones_config_names(hosts, cleanup):
+    lead, mate, origin = hosts
+    marker = lead.parent / "ran.txt"
+    _planted(mate, marker)
+    _planted(lead, marker)
+    rt, rec, task = _mate_completes(mate, cleanup)
+    rec.wait_event("TaskEvent", action="completed", task_id=task.id)
+    done = rt.board.get(task.id)
+    assert git(origin, "rev-parse", BRANCH).strip() == pushed_of(done).commit
+    _replay(lead, done)
+    out = run_cli(lead, "tasks", "land", "1")
+    assert out.returncode == 0, out.stderr
+    assert (lead / "f.txt").read_text() == numbered().replace("line 2\n", "line two (bob)\n")
+    assert not marker.exists()
+    git(mate, "fetch", "-q", "origin", check=False)  # the plain git the plants were made for
+    assert marker.exists()
+
+
+def test_a_remote_reached_only_through_a_command_is_not_fetched(hosts):
+    lead, _mate, origin = hosts
+    marker = lead.parent / "ran.txt"
+    git(lead, "config", "remote.evil.url", f"ext::sh -c touch% {marker}")
+    board = TaskBoard(lead / ".tasks")
+    task = board.create("edit line 2")
+    token = board.claim(task.id, "bob").claim_token
+    board.complete(task.id, "bob", token, f"done [pushed {BRANCH} {'b' * 40} to evil]")
+    out = run_cli(lead, "tasks", "land", "1")
+    assert out.returncode == 4 and "cannot fetch agent-cli/task-1 from evil" in out.stderr
+    assert not marker.exists()
