@@ -161,15 +161,20 @@ def land_pushed(wt: Worktrees, task: Task, remote: str | None = None,
         raise Refused(f"task #{task.id} has already landed here")
     remote = remote or pushed.remote
     local = wt.repo.rev(f"refs/heads/{pushed.branch}")
+    if local is not None and local != pushed.commit:
+        raise _refuse(wt, task.id, f"a local branch {pushed.branch} at {local[:12]} (an "
+                      f"earlier attempt on this host) is in the way of the pushed commit "
+                      f"{pushed.commit[:12]}; `git branch -D {pushed.branch}`, then land again")
     if local is None:
         try:
             fetch(wt.repo, remote, pushed.branch)
         except GitError as exc:
             raise _refuse(wt, task.id, str(exc)) from None
         local = wt.repo.rev(f"refs/heads/{pushed.branch}")
-    if local != pushed.commit:
-        raise _refuse(wt, task.id, f"{pushed.branch} is at {str(local)[:12]}, not the pushed "
-                      f"commit {pushed.commit[:12]}: nothing landed")
+        if local != pushed.commit:
+            wt.repo.run("branch", "-D", "-q", pushed.branch, check=False)  # not what was pushed
+            raise _refuse(wt, task.id, f"{pushed.branch} on {remote} is at {str(local)[:12]}, "
+                          f"not the pushed commit {pushed.commit[:12]}: nothing landed")
     owner = task.owner or "teammate"
     with wt.lock.held():
         wt._ensure(task.id, owner)

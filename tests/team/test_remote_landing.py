@@ -97,7 +97,7 @@ def test_a_branch_missing_from_the_remote_is_refused_with_the_reason(hosts):
     assert "landing refused: cannot fetch" in run_cli(lead, "tasks", "list").stdout
 
 
-def test_a_branch_that_moved_since_the_push_is_refused(hosts, cleanup):
+def test_a_branch_that_moved_since_the_push_is_refused_until_it_is_put_back(hosts, cleanup):
     lead, mate, origin = hosts
     rt, rec, task = _mate_completes(mate, cleanup)
     rec.wait_event("TaskEvent", action="completed", task_id=task.id)
@@ -109,6 +109,10 @@ def test_a_branch_that_moved_since_the_push_is_refused(hosts, cleanup):
     assert out.returncode == 4
     assert f"not the pushed commit {pushed_of(done).commit[:12]}" in out.stderr
     assert (lead / "f.txt").read_text() == numbered()
+    assert git(lead, "branch", "--list", BRANCH) == ""  # what was fetched is not kept
+    git(origin, "update-ref", f"refs/heads/{BRANCH}", pushed_of(done).commit)  # put back
+    assert run_cli(lead, "tasks", "land", "1").returncode == 0  # by hand, once fixed
+    assert (lead / "f.txt").read_text() == numbered().replace("line 2\n", "line two (bob)\n")
 
 
 def test_a_push_that_fails_keeps_the_task_with_its_owner(hosts, cleanup):
