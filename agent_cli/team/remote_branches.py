@@ -191,11 +191,15 @@ def land_arrivals(rt: Runtime, cancel: threading.Event | None = None) -> list[st
     """The lead's session, when a result comes in: land every completed task with a push
     record that has neither landed nor been refused here; one line each for the lead. A
     model-written verify is asked about through the lead's gate first, as for a local task."""
-    wt = rt.worktrees
+    try:
+        wt = rt.worktrees
+        tasks = rt.board.snapshot().tasks
+    except AgentCliError:  # no worktrees here (`--worktrees on` outside git), or no board
+        return []
     if not wt.enabled or wt.landing is None or wt.remote is not None:
         return []
     lines = []
-    for task in rt.board.snapshot().tasks:
+    for task in tasks:
         pushed = pushed_of(task) if task.status == "completed" else None
         if pushed is None or (wt.state.get(task.id) or {}).get("status") in ("landed",
                                                                              "refused"):
