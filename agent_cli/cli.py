@@ -90,6 +90,7 @@ def turn_count(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from .commands import tasks as tasks_cmd
     from .commands import team as team_cmd
+    from .commands import teammate as teammate_cmd
     from .commands import watch as watch_cmd
 
     parser = argparse.ArgumentParser(
@@ -119,6 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     tasks_cmd.add_parser(sub, workdir_parent())
     team_cmd.add_parsers(sub, workdir_parent())
+    teammate_cmd.add_parser(sub, workdir_parent(),
+                            [add_model_options, add_permission_options], runtime_config)
     watch_cmd.add_parser(sub, workdir_parent())
     return parser
 

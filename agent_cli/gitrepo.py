@@ -5,7 +5,8 @@ None. `run` calls git with a fixed environment: C locale, agent-cli as the commi
 GIT_* variables of an outer git (a hook, a rebase) removed, and every configured program the
 host does not need switched off (HARDENING): no hooks, no fsmonitor, no pager, no editor, no
 external diff or textconv, no credential helper, askpass, ssh command or any remote
-transport, no signing, no automatic gc. A user's config can point those at a file in the
+transport (team/remote_branches.py opens file, ssh and https for task branches between
+hosts), no signing, no automatic gc. A user's config can point those at a file in the
 work tree, which a teammate's edit_file can rewrite; the host's git must never run it. What
 still runs: the filter drivers (git-lfs, ...) and merge drivers the user's own config
 defines, on checkout, add and merge. Host git commands never pass the permission gate: the
@@ -47,7 +48,7 @@ HARDENING = (
     "core.askPass=true",
     "core.sshCommand=false",
     "credential.helper=",  # an empty value clears the list of helpers
-    "protocol.allow=never",  # no transport at all: the host's git never talks to a remote
+    "protocol.allow=never",  # no transport (task branches between hosts: remote_branches)
     "submodule.recurse=false",
     "commit.gpgSign=false",
     "tag.gpgSign=false",

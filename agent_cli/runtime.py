@@ -23,6 +23,7 @@ from .wakeup import ChangeSignal
 if TYPE_CHECKING:
     from .models.base import Model  # (pydantic message models: built with the first model)
     from .models.thinking import Thinking
+    from .permissions.broker import ApprovalBroker
     from .team.manager import Team
 
 
@@ -61,6 +62,10 @@ class RuntimeConfig:
     sandbox: bool | None = None  # --sandbox / --no-sandbox; None: the settings decide
     # Tests inject models: (agent name, spec or None) -> Model.
     model_factory: Callable[[str, str | None], Model] | None = None
+    # Who answers approvals the rules leave open: (the runtime being built) -> a broker with
+    # ApprovalBroker's ask() / ui_attached surface; None: the local ApprovalBroker (the REPL
+    # attaches its UI to it; with no UI, ask() refuses with the headless reason).
+    broker_factory: Callable[[Runtime], ApprovalBroker] | None = None
 
 
 CO_AUTHOR = "Claude <noreply@anthropic.com>"  # includeCoAuthoredBy: true, as Claude Code
@@ -115,7 +120,8 @@ class Runtime:
             self.workdir, layers=self.settings, mode=self.config.permission_mode,
             allow=self.config.allow, deny=self.config.deny,
             allow_bypass=self.config.allow_bypass)
-        self.broker = ApprovalBroker()
+        factory = self.config.broker_factory
+        self.broker = factory(self) if factory is not None else ApprovalBroker()
         self.audit = AuditLog(self.team_dir / "audit.jsonl")
         from .permissions.claude_keys import settings_notes
 

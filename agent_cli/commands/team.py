@@ -32,7 +32,8 @@ def add_parsers(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser
         "team",
         parents=[parent],
         help="show the team: members, status, current task, idle reason",
-        description="Show every member of the team recorded in .team/config.json.",
+        description="Show every member of the team recorded in .team/config.json, with "
+        "the host its process runs on.",
     )
     p.add_argument("--json", action="store_true", help="print the team as one JSON object")
     p.set_defaults(handler=run_team)
@@ -95,7 +96,7 @@ def format_team(team: str, members: list[Member],
     gone_of = gone or _process_gone
     if not members:
         return f"team {team}: no members yet"
-    header = ("NAME", "ROLE", "STATUS", "TASK", "IDLE REASON", "UPDATED (UTC)")
+    header = ("NAME", "ROLE", "STATUS", "HOST", "TASK", "IDLE REASON", "UPDATED (UTC)")
     rows = [header]
     for m in members:
         # one table row, whatever the reason holds; shown, never interpreted
@@ -108,6 +109,7 @@ def format_team(team: str, members: list[Member],
                 m.name,
                 m.role,
                 f"gone ({why})" if why else m.status,
+                m.host or "-",
                 f"#{m.current_task}" if m.current_task is not None else "-",
                 reason or "-",
                 m.updated_at[:19].replace("T", " "),

@@ -25,6 +25,17 @@ def add_parsers(acts: Any, parent: argparse.ArgumentParser) -> None:
     p.add_argument("--branches", action="store_true",
                    help="also delete stale agent-cli/task-* branches (landed ones included)")
     p.set_defaults(handler=cmd_clean)
+    p = acts.add_parser(
+        "land", parents=[parent],
+        help="land a task completed on another host: fetch its pushed branch, merge, verify, "
+        "apply")
+    p.add_argument("id", type=int)
+    p.add_argument("--remote", default=None, metavar="NAME",
+                   help="the git remote to fetch its branch from (default: the one the "
+                   "teammate pushed to, as its completion records)")
+    p.add_argument("--run-verify", action="store_true",
+                   help="run the task's verify even when a model wrote it (else asked)")
+    p.set_defaults(handler=cmd_land)
 
 
 def worktrees_of(args: argparse.Namespace) -> Worktrees:
@@ -134,3 +145,32 @@ def land_from_cli(args: argparse.Namespace, task: Any, token: str) -> bool:
     if landed.unblocked:
         print("now claimable: " + ", ".join(f"#{i}" for i in landed.unblocked))
     return True
+
+
+def cmd_land(args: argparse.Namespace) -> int:
+    """`tasks land ID`: the lead's host lands a task a teammate elsewhere pushed."""
+    from ..errors import Refused, ToolError
+    from ..gitrepo import GitError
+    from ..team.remote_branches import land_pushed
+    from .teammate import check_remote
+
+    remote = check_remote(args.remote) if args.remote is not None else None
+    wt = worktrees_of(args)
+    if not wt.enabled or wt.landing is None:
+        raise UserError(f"{wt.workdir} is not in a git repository with worktrees on: "
+                        "nothing can land here")
+    task = wt.board.get(args.id)
+    if task.verify is not None:
+        from .verify_cli import approve_cli_verify
+
+        approve_cli_verify(task, wt.workdir, getattr(args, "run_verify", False))
+    try:
+        landed = land_pushed(wt, task, remote)
+    except (ToolError, GitError) as exc:
+        raise Refused(str(exc)) from None
+    print(f"#{task.id} landed: {', '.join(landed.files) or 'no files'}")
+    if landed.skipped:
+        print("left alone (changed here meanwhile): " + ", ".join(landed.skipped))
+    if landed.note:
+        print(f"note: {landed.note}")
+    return 0

@@ -33,6 +33,12 @@ def complete_task(
             runtime.board.verify_failed(task, owner, refused.detail)
             raise VerifyFailed(f"task #{task_id} not completed: {refused.detail}. It stays "
                                "in_progress with you.", refused.detail)
+    if wt.remote is not None:  # a teammate on another host: the lead's host lands it
+        from .remote_branches import hand_off
+
+        pushed = hand_off(wt, task, owner, claim_token, result, wt.remote, ctx.cancel)
+        return (f"task #{task_id} completed; its change is on {pushed.branch} "
+                f"({pushed.commit[:12]}), pushed to {pushed.remote} for the lead's host to land")
     with runtime.board.notices_held():  # "completed" once the worktree is gone
         landed = wt.landing.land(task, owner, claim_token, result, ctx.cancel)
     text = f"task #{task_id} completed"

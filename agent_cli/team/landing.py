@@ -71,13 +71,16 @@ class Landing:
 
     # ----- the queue -------------------------------------------------------------------
     def land(self, task: Task, owner: str, token: str, result: str,
-             cancel: threading.Event | None = None) -> Landed:
+             cancel: threading.Event | None = None, pushed: str | None = None) -> Landed:
         """Steps 1-4 and the board completion; LandingRefused / ToolError leave the task in
-        progress with its owner."""
+        progress with its owner. `pushed`: the commit of a task completed on another host
+        (remote_branches.land_pushed): the same steps, the board already says completed."""
         with self.lock.held():
             self._resume_locked()
             job = {"task": task.id, "owner": owner, "token": token, "result": result,
                    "subject": task.subject, "step": "commit", "pid": os.getpid()}
+            if pushed is not None:
+                job["pushed"] = pushed
             self._write(job)
             try:
                 self.wt.stop_settling(task.id)  # step 1 refreshes the worktree's index itself
@@ -113,7 +116,7 @@ class Landing:
                 base = None
                 continue  # the main tree changed the same lines since step 2
             self.apply.check_paths(plan.files)
-            self._check_holder(task.id, job["owner"], job["token"])
+            self._check_holder(task.id, job["owner"], job["token"], "pushed" in job)
             self.apply.stage_files(plan.files)
             job.update(step="apply", files=plan.files, base=base, merged=merged)
             self._write(job)
@@ -221,8 +224,13 @@ class Landing:
             "the current main tree merged in). It stays in_progress with you; fix the cause and "
             "call complete_task again.")
 
-    def _check_holder(self, task_id: int, owner: str, token: str) -> None:
+    def _check_holder(self, task_id: int, owner: str, token: str, pushed: bool = False) -> None:
         task = self.wt.board.get(task_id)
+        if pushed:  # completed on another host: still completed by that owner
+            if task.status != "completed" or task.owner != owner:
+                raise Refused(f"task {task_id} is no longer completed by {owner} "
+                              f"({task.status}); nothing landed")
+            return
         if task.status != "in_progress" or task.owner != owner or task.claim_token != token:
             raise Refused(f"task {task_id} is no longer yours to complete ({task.status}, "
                           f"owner {task.owner or '-'}); nothing landed")

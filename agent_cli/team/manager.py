@@ -14,6 +14,7 @@ by another teammate that is itself about to stop.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -105,7 +106,7 @@ class Team:
         reused; an expired one is not (it can no longer be answered): a fresh one is sent."""
         check_name(name, "teammate name")
         mate = self.teammate(name)
-        if mate is None or not mate.alive():
+        if (mate is None or not mate.alive()) and not self.runs_elsewhere(name):
             raise Refused(f"{name} is not running")
         try:
             pending = self.rt.protocols.pending("shutdown", target=name)
@@ -128,6 +129,19 @@ class Team:
             )
         )
         return req
+
+    def runs_elsewhere(self, name: str) -> bool:
+        """`name` runs in another process (`agent-cli teammate`, another session): its roster
+        entry is not ended and names another process, alive when it is on this host (another
+        host cannot be checked from here: its lease tells when it is gone)."""
+        from .roster import this_host
+
+        member = self.rt.roster.get(name)
+        if member is None or member.status in ("shutdown", "failed") or member.pid is None:
+            return False
+        if member.host != this_host():
+            return True
+        return member.pid != os.getpid() and self.rt.roster.is_alive(member)
 
     def running(self) -> list[str]:
         with self._lock:
@@ -336,9 +350,14 @@ class Team:
             ack()
         if not shown:
             return None
-        from ..framing import inbox_block  # (html, regexes: at the lead's first turn)
+        from ..framing import inbox_block, labelled  # (html, regexes: at the first turn)
 
-        return inbox_block(shown)
+        notes = []
+        if any(m.type == "result" for m in shown):  # work pushed from another host lands
+            from .remote_branches import land_arrivals
+
+            notes = [labelled("host", "landing", line) for line in land_arrivals(self.rt)]
+        return "\n".join([inbox_block(shown), *notes])
 
     def _lead_ack(self, cursor: int) -> Callable[[], None]:
         def ack() -> None:

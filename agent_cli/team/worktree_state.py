@@ -4,7 +4,8 @@ a resumed run.
 
 One record per task id: `path` and `branch` of its worktree, `status` (active: a worktree
 holds its work; refused: the last landing was refused, `detail` says why; landed: its change
-is in the main tree, `files` lists them), `base` (the main-tree snapshot its branch last
+is in the main tree, `files` lists them; pushed: completed on this host and pushed for
+another host to land, `detail` says where), `base` (the main-tree snapshot its branch last
 merged), `merged` (the commit that landed), `owner` and `updated_at`. Written under a lock,
 atomically; a file that does not parse is set aside and the records start afresh (git still
 has every worktree and branch).

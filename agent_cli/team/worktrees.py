@@ -80,6 +80,7 @@ class Worktrees:
         self.lock = StateLock(self.state_dir / "worktrees.lock", timeout=120.0)
         self.snapshots = Snapshots(self.repo, self.private.dir) if self.repo else None
         self.landing = None
+        self.remote: str | None = None  # set_remote: task branches pushed, landed elsewhere
         self._sweeper: threading.Thread | None = None
         self._settlers: dict[int, tuple[threading.Thread, threading.Event]] = {}
         self._settle_lock = threading.Lock()  # a settle's swap vs a landing starting
@@ -90,6 +91,11 @@ class Worktrees:
             self.repo.ensure_excluded(".agent-cli/")
             self.landing = Landing(self, events, mail)
             self.sweep()  # what a run that exited early left in the trash
+
+    def set_remote(self, remote: str) -> None:
+        """A teammate on another host: complete_task pushes the task's branch to `remote`
+        and the lead's host lands it (team/remote_branches.py)."""
+        self.remote = remote
 
     # ----- where things are ------------------------------------------------------------
     def banner_line(self) -> str:
@@ -168,6 +174,8 @@ class Worktrees:
             return f"landing refused: {rec.get('detail', '')}"
         if status == "landing":
             return "landing"
+        if status == "pushed":
+            return rec.get("detail") or "pushed"
         return f"worktree {self.path(task_id).relative_to(self.workdir).as_posix()}"
 
     # ----- claim -----------------------------------------------------------------------
@@ -325,6 +333,9 @@ class Worktrees:
     def result_note(self, task_id: int) -> str:
         """" (files changed: a.py, b.py)" for the lead's result message, "" when none."""
         rec = self.state.get(task_id) if self.enabled else None
+        if rec and rec.get("status") == "pushed":
+            return (f" ({rec.get('detail', 'pushed')}: the lead's session lands it when "
+                    f"this result arrives; else `agent-cli tasks land {task_id}`)")
         if not rec or rec.get("status") != "landed":
             return ""
         files = rec.get("files") or []

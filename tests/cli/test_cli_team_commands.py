@@ -44,15 +44,24 @@ def test_team_table_shows_status_task_and_idle_reason(workdir, team, capsys) -> 
         "NAME",
         "ROLE",
         "STATUS",
+        "HOST",
         "TASK",
         "IDLE",
         "REASON",
         "UPDATED",
         "(UTC)",
     ]
-    assert out[2].split()[:5] == ["alice", "tester", "working", "#3", "-"]
-    assert out[3].split()[:4] == ["bob", "reviewer", "idle", "-"]
+    assert out[2].split()[:6] == ["alice", "tester", "working", "-", "#3", "-"]
+    assert out[3].split()[:5] == ["bob", "reviewer", "idle", "-", "-"]
     assert "no claimable task: #3 waits for #1, #2" in out[3]
+
+
+def test_team_table_shows_the_host_each_member_runs_on(workdir, team, capsys) -> None:
+    team.update("alice", pid=4242, host="build-07", status="shutdown")
+    assert run(workdir, "team") == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
+    assert rows["alice"][2:4] == ["shutdown", "build-07"]
+    assert rows["bob"][3] == "-"  # never started by a process: no host
 
 
 def test_team_json_is_the_config_members(workdir, team, capsys) -> None:

@@ -72,6 +72,7 @@ REFERENCE = {  # the docs page the README links, and a heading it must hold
     "docs/sandbox.md": "## Sandbox", "docs/mcp.md": "## MCP servers",
     "docs/worktrees.md": "## Worktrees", "docs/memory-and-hooks.md": "## Hooks",
     "docs/watch.md": "## Watch the team work", "docs/ARCHITECTURE.md": "## Key interfaces",
+    "docs/teams-across-machines.md": "## The flow",
 }
 
 

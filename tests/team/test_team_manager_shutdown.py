@@ -1,13 +1,19 @@
 """Team.shutdown_all closes claims for everyone before it sends any shutdown request: a task
-released by one teammate on its way out is not re-claimed by another that is also stopping."""
+released by one teammate on its way out is not re-claimed by another that is also stopping.
+A teammate another process runs (`agent-cli teammate`) is asked like one of this process."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
+import pytest
 from support.team import WAIT, Call, Recorder, Reply, make_runtime
 
+from agent_cli.errors import Refused
 from agent_cli.models.scripted import ScriptedModel
+from agent_cli.team.roster import this_host
 
 
 def test_a_task_released_at_shutdown_is_not_reclaimed_by_a_stopping_teammate(workdir):
@@ -91,3 +97,27 @@ def test_an_explicit_claim_is_refused_while_the_team_shuts_down(workdir):
     rt.team.claims.reopen()
     out = claim.run(claim.parse({}), ctx)
     assert not out.is_error and rt.board.get(1).owner == "alice"
+
+
+def test_a_teammate_running_in_another_process_can_be_asked_to_shut_down(workdir, cleanup):
+    rt = make_runtime(workdir, ScriptedModel({}))
+    cleanup(rt)
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)
+    try:
+        rt.roster.add("bob", "worker")
+        rt.roster.update("bob", pid=other.pid, host=this_host())
+        req = rt.team.request_shutdown("bob")  # `agent-cli teammate bob` in that process
+        (msg,) = rt.mail.peek("bob")
+        assert (msg.type, msg.request_id, msg.sender) == ("shutdown_request", req.id, "lead")
+        rt.roster.add("carol", "worker")
+        rt.roster.update("carol", pid=4242, host="another-host")  # cannot be checked: asked
+        rt.team.request_shutdown("carol")
+    finally:
+        other.stdin.close()
+        other.wait(WAIT)
+    with pytest.raises(Refused, match="bob is not running"):  # its process has ended
+        rt.team.request_shutdown("bob")
+    rt.roster.update("carol", status="shutdown")
+    with pytest.raises(Refused, match="carol is not running"):
+        rt.team.request_shutdown("carol")
