@@ -13,7 +13,6 @@ task to its lease (on this host the pid check ends it at once, elsewhere the lea
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import os
 import re
@@ -58,8 +57,6 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser,
     p.add_argument("--lease", type=_seconds, default=None, metavar="S",
                    help="claim lease in seconds, renewed while it runs "
                    "(default: $AGENT_CLI_LEASE_S, else 600)")
-    p.add_argument("--board", default=None, metavar="URL",
-                   help="the team's board in a database (postgresql://...), when supported")
     p.add_argument("--idle-timeout", type=_seconds_or_zero, default=60.0, metavar="S",
                    help="seconds before the idle teammate notifies the lead (0 = never)")
     for add in options:
@@ -94,11 +91,6 @@ def teammate_config(args: argparse.Namespace, config_of: ConfigOf) -> RuntimeCon
     """The session's config for one teammate process: -p's flags and settings, no lead."""
     config = config_of(args)
     config.team_name = check_name(args.team, "team name")
-    if args.board is not None:
-        if "board" not in {f.name for f in dataclasses.fields(config)}:
-            raise UserError("--board is not supported yet by this build: the team's board "
-                            "is the files of DIR")
-        config.board = args.board  # type: ignore[attr-defined]  # the store factory's field
     return config
 
 
@@ -106,7 +98,7 @@ def push_remote(args: argparse.Namespace, config: RuntimeConfig) -> str | None:
     """Where task branches go: --remote, else origin when the board is not DIR's files."""
     if args.remote is not None:
         return check_remote(args.remote)
-    return "origin" if getattr(config, "board", None) else None
+    return "origin" if config.board else None
 
 
 def check_remote(name: str) -> str:

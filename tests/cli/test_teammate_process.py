@@ -128,13 +128,13 @@ def test_sigkill_mid_task_hands_the_task_to_another_teammate_that_completes_it_o
     assert carol.count("completed #") == 1
 
 
-def test_board_url_is_refused_in_one_line_until_a_database_board_exists(workdir):
-    out = run_cli(workdir, "teammate", "bob", "--board", "postgresql://u@h/db")
-    if out.returncode == 2:  # the file-only build: nothing starts, nothing is written
-        assert out.stderr.strip().splitlines() == [
-            "agent-cli: --board is not supported yet by this build: the team's board is the "
-            "files of DIR"]
-        assert not (workdir / ".team").exists()
+def test_an_unreachable_board_is_one_line_and_nothing_starts(workdir):
+    out = run_cli(workdir, "teammate", "bob", "--board",
+                  "postgresql://u:s3cret@127.0.0.1:1/db")
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode != 0 and len(lines) == 1, out.stderr
+    assert "127.0.0.1:1" in lines[0] and "s3cret" not in out.stderr + out.stdout
+    assert not (workdir / ".team").exists()
 
 
 def test_the_leads_name_is_not_a_teammates(workdir):
