@@ -4,6 +4,7 @@ a repository's list is held until the human trusts it. Effects are checked on di
 
 from __future__ import annotations
 
+import json
 import os
 from io import StringIO
 from pathlib import Path
@@ -12,9 +13,12 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 from support.claude_user import put_json as put
+from support.claude_user import run_p, transcript
+from support.team import Reply, make_runtime
 
 from agent_cli.agent.tool_calls import ToolRunner
 from agent_cli.models.base import ToolUseBlock
+from agent_cli.models.scripted import ScriptedModel
 from agent_cli.permissions.audit import AuditLog
 from agent_cli.permissions.broker import ApprovalBroker
 from agent_cli.permissions.gate import PermissionGate
@@ -167,3 +171,30 @@ def test_permissions_lists_the_added_directories(workdir: Path, lib: Path) -> No
                        UiSettings())
     assert dispatch(ctx, "/permissions").ok
     assert any(str(lib) in line and "--add-dir" in line for line in out.getvalue().splitlines())
+
+
+def test_add_dir_on_the_command_line_reaches_the_agent(workdir: Path, lib: Path,
+                                                      tmp_path: Path) -> None:
+    """`agent-cli --add-dir` as a process: the lead's write there lands on disk under an
+    Edit rule written for that directory; a deny rule still holds there."""
+    target = lib / "src" / "made.py"
+    script = {"lead": [{"text": "Writing.", "tool_calls": [
+        {"name": "write_file", "input": {"path": str(target), "content": "MADE = 1\n"}},
+        {"name": "read_file", "input": {"path": str(lib / ".env")}}]}, {"text": "Done."}]}
+    home = tmp_path / "home"
+    proc = run_p(workdir, home, script, "--add-dir", str(lib), "--deny", "Read(.env)",
+                 "--allow", f"Edit(//{str(lib).lstrip('/')}/src/**)", "-p", "go")
+    assert proc.returncode == 0, proc.stderr
+    assert target.read_text() == "MADE = 1\n"
+    said = json.dumps(transcript(workdir))
+    assert "Denied by rule Read(.env)" in said and SECRET not in said
+
+
+def test_every_agents_system_prompt_names_the_added_directories(workdir: Path, lib: Path,
+                                                                cleanup) -> None:
+    model = ScriptedModel({"lead": [Reply("ok")]})
+    rt = make_runtime(workdir, model, add_dirs=[str(lib)])
+    cleanup(rt)
+    rt.team.make_lead().run_turn("hi")
+    [request] = model.requests_for("lead")
+    assert f"name files there by absolute path): {lib.resolve()}" in request.system
