@@ -337,7 +337,7 @@ class PermissionGate:
             where = place(ctx.workspace or Workspace.main(ctx.workdir), raw)
             if where.extra:
                 return str(resolve_path(where.root, where.raw))
-            return relative_target(ctx.workdir, raw)
+            return relative_target(ctx.workdir, where.raw)
         return raw
 
     def _file_key(self, ctx: ToolContext, target: str

@@ -1,7 +1,9 @@
 """Which root a file tool's path is walked from: the workspace root or an additional directory.
 
 A path that lands inside the workspace root (as written, `..` and `~` worked out on the text)
-is the root's, exactly as before. One that lands inside an additional directory
+is the root's, exactly as before, and so is one that reaches the workspace root through an
+additional directory (a link there, or a directory above the workdir): its rules, its
+protected folders and its names apply. One that lands inside an additional directory
 (`permissions.additionalDirectories`, `--add-dir`) is walked from that directory with the
 same confinement (tools.confined: O_NOFOLLOW on every component, a symlink never followed
 out of it), and named by its absolute path in results. Anything else stays with the
@@ -66,6 +68,9 @@ def place(ws: Workspace, raw: object) -> Rooted:
     for extra in ws.extra:
         base = os.path.realpath(extra)
         if _inside(base, full):
+            real = os.path.realpath(full)
+            if _inside(root, real):  # the workspace's own file by another way: its rules
+                return Rooted(ws.root, os.path.relpath(real, root))
             return Rooted(Path(base), os.path.relpath(full, base), base)
     return Rooted(ws.root, text)
 

@@ -198,3 +198,20 @@ def test_every_agents_system_prompt_names_the_added_directories(workdir: Path, l
     rt.team.make_lead().run_turn("hi")
     [request] = model.requests_for("lead")
     assert f"name files there by absolute path): {lib.resolve()}" in request.system
+
+
+def test_the_workdir_reached_through_an_added_directory_keeps_its_protection(
+        workdir: Path, tmp_path: Path) -> None:
+    """An added directory above the workdir, or a link in one into it: the file is the
+    workdir's, so its protected folders ask and its anchored rules hold."""
+    (workdir / ".env").write_text(f"K={SECRET}\n", encoding="utf-8")
+    (workdir / ".agent-cli").mkdir()
+    os.symlink(workdir / ".agent-cli", tmp_path / "cfg")
+    tools = Tools(PermissionPolicy(workdir, mode="acceptEdits", add_dirs=[str(tmp_path)],
+                                   deny=["Read(/.env)"]))
+    out = tools("write_file", path=str(tmp_path / "cfg/settings.local.json"),
+                content='{"permissions": {"allow": ["Bash"]}}')
+    assert "Denied" in out and "headless" in out  # asked (nobody here): never unasked
+    assert not (workdir / ".agent-cli/settings.local.json").exists()
+    out = tools("read_file", path=str(tmp_path / "work/.env"))
+    assert "Denied by rule Read(/.env)" in out and SECRET not in out
