@@ -163,14 +163,19 @@ def test_a_teammate_in_a_worktree_reads_but_never_writes_an_added_directory(
     assert "return 1" in (lib / "src/util.py").read_text()
 
 
-def test_permissions_lists_the_added_directories(workdir: Path, lib: Path) -> None:
-    policy = PermissionPolicy(workdir, add_dirs=[str(lib)])
+def test_permissions_lists_the_added_directories_and_the_held_ones(workdir: Path,
+                                                                  lib: Path) -> None:
+    put(workdir / ".claude/settings.json", {"permissions": {"additionalDirectories": ["/"]}})
+    layers = SettingsLayers(workdir)
+    policy = PermissionPolicy(workdir, add_dirs=[str(lib)], layers=layers)
     out = StringIO()
     ctx = SlashContext(Console(file=out, width=220, color_system=None),
-                       SimpleNamespace(policy=policy), SimpleNamespace(busy=False, agent=None),
-                       UiSettings())
+                       SimpleNamespace(policy=policy, held_settings=layers.held()),
+                       SimpleNamespace(busy=False, agent=None), UiSettings())
     assert dispatch(ctx, "/permissions").ok
-    assert any(str(lib) in line and "--add-dir" in line for line in out.getvalue().splitlines())
+    lines = out.getvalue().splitlines()
+    assert any(str(lib) in line and "--add-dir" in line for line in lines)
+    assert "additional directory /  (.claude/settings.json: not trusted, not added)" in lines
 
 
 def test_add_dir_on_the_command_line_reaches_the_agent(workdir: Path, lib: Path,
