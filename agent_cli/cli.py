@@ -167,6 +167,9 @@ def add_permission_options(parser: argparse.ArgumentParser) -> None:
                         help="allow rule, e.g. 'Bash(git status)' or 'Write(src/**)'")
     parser.add_argument("--deny", action="append", default=[], metavar="RULE",
                         help="deny rule (deny wins over allow)")
+    parser.add_argument("--add-dir", dest="add_dirs", action="append", default=[],
+                        metavar="DIR", help="a directory the file tools may also read and "
+                        "write (as permissions.additionalDirectories); repeatable")
     parser.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None,
                         help="default: permissions.defaultMode from the settings layers, "
                         "else default")
@@ -225,6 +228,7 @@ def runtime_config(args: argparse.Namespace):
         permission_mode=mode,
         allow=list(args.allow),
         deny=list(args.deny),
+        add_dirs=[os.path.abspath(os.path.expanduser(d)) for d in getattr(args, "add_dirs", [])],
         allow_bypass=args.dangerously_skip_permissions,
         idle_timeout_s=args.idle_timeout,
         worktrees=getattr(args, "worktrees", None),

@@ -39,6 +39,7 @@ class RuntimeConfig:
     board_notes: list[str] = field(default_factory=list)  # a repository's "board", not used
     permission_mode: str = "default"
     allow: list[str] = field(default_factory=list)
+    add_dirs: list[str] = field(default_factory=list)  # --add-dir, absolute
     deny: list[str] = field(default_factory=list)
     allow_bypass: bool = False
     idle_timeout_s: float = 60.0  # 0 = never send an idle notification
@@ -119,7 +120,7 @@ class Runtime:
         self.policy = PermissionPolicy(
             self.workdir, layers=self.settings, mode=self.config.permission_mode,
             allow=self.config.allow, deny=self.config.deny,
-            allow_bypass=self.config.allow_bypass)
+            allow_bypass=self.config.allow_bypass, add_dirs=self.config.add_dirs)
         factory = self.config.broker_factory
         self.broker = factory(self) if factory is not None else ApprovalBroker()
         self.audit = AuditLog(self.team_dir / "audit.jsonl")
@@ -128,6 +129,7 @@ class Runtime:
         self.tool_env, self.settings_notes = self.settings.env()  # `env` of the settings
         self.settings_notes += settings_notes(self.settings, self.policy)
         self.settings_notes += self.config.board_notes
+        self.settings_notes += self.policy.dir_notes  # additional directories left out
         self.sandbox = self._make_sandbox()
         self.gate = PermissionGate(self.policy, self.broker, self.audit, sandbox=self.sandbox)
         self.held_settings = self.settings.held()  # the REPL asks; else SessionStart warns
@@ -146,8 +148,14 @@ class Runtime:
         self._memory_lock = threading.Lock()
 
     def sandbox_settings(self):  # -> sandbox.config.SandboxSettings
-        """The sandbox settings now (re-read after the human trusted the project's)."""
-        return self.settings.sandbox_settings(self.config.sandbox)
+        """The sandbox settings now (re-read after the human trusted the project's); the
+        additional directories (--add-dir & co.) are writable inside it, as allowWrite."""
+        from dataclasses import replace
+
+        box = self.settings.sandbox_settings(self.config.sandbox)
+        extra = tuple(str(d.path) for d in self.policy.extra_dirs()
+                      if str(d.path) not in box.allow_write)
+        return replace(box, allow_write=box.allow_write + extra) if extra else box
 
     def _make_sandbox(self):  # -> sandbox.manager.Sandbox
         from .sandbox.manager import Sandbox

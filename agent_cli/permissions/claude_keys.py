@@ -17,9 +17,9 @@ from .layers import SettingsLayers, claude_mode_usable, claude_model
 MCP_KEYS = ("enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers")
 HONOURED = frozenset({
     "$schema", "permissions", "hooks", "env", "model", "sandbox", *MCP_KEYS,
-    "includeCoAuthoredBy", "statusLine",
+    "includeCoAuthoredBy", "statusLine", "cleanupPeriodDays",
 })
-PERMISSION_KEYS = frozenset({"allow", "deny", "ask", "defaultMode"})
+PERMISSION_KEYS = frozenset({"allow", "deny", "ask", "defaultMode", "additionalDirectories"})
 
 
 def settings_notes(layers: SettingsLayers, policy: Any = None) -> list[str]:

@@ -29,14 +29,18 @@ forge board, inbox or approval state with write_file.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AgentCliError, Interrupted, ToolError
 from ..sandbox.placement import refusal as sandbox_refusal
 from ..shorten import shorten
 from ..tools.read_guard import spellings
+from ..tools.roots import place
+from ..tools.workspace_root import Workspace
 from .audit import AuditLog
 from .broker import ApprovalAnswer, ApprovalBroker, ApprovalRequest
 from .hook_events import notify, permission_request
@@ -96,6 +100,9 @@ class PermissionGate:
         gate, plan mode and ask rules still win) or "ask" (asks even a read-only tool). A
         hook's deny is refused before the gate (agent/tool_hooks.py).
         """
+        extra = tuple(d.path for d in self.policy.extra_dirs())
+        if ctx.workspace is not None and ctx.workspace.extra != extra:
+            ctx.workspace = replace(ctx.workspace, extra=extra)  # --add-dir & co.
         roots = (ctx.workspace.root if ctx.workspace else ctx.workdir, self.policy.workdir)
         ctx.read_guard = self.policy.read_rules(roots)
         search = self.policy.search_rule(tool.name) if tool.permission == "Read" else None
@@ -148,7 +155,9 @@ class PermissionGate:
             return Decision(True, "read-only")
         raw = tool.rule_target(args) if tool.rule_target else "."
         try:
-            names = spellings(ctx.workspace.root if ctx.workspace else ctx.workdir, raw)
+            where = place(ctx.workspace or Workspace.main(ctx.workdir), raw)
+            names = spellings(where.root, where.raw)
+            rules = where.guard(rules)  # an additional directory: the rules below it
         except (ToolError, ValueError, OSError):
             names = []  # a path the tool itself refuses (its error says why)
         for rel, is_dir in names if rules is not None else ():
@@ -176,11 +185,12 @@ class PermissionGate:
         noun = NOUNS.get(kind or "", f"{tool.name} call")
         verdict = self.policy.judge_shell(target) if kind == "Bash" else None
         key: str | PathTarget = target
+        rel, guard = target, ctx.read_guard
         if kind in ("Write", "Edit"):
-            key = PathTarget.of(target, (ctx.workdir, self.policy.workdir))
+            key, rel, guard = self._file_key(ctx, target)
         denied = self._denied(kind, key, noun, verdict) if kind is not None else None
-        if denied is None and kind == "Edit" and ctx.read_guard is not None:
-            denied = self._unreadable(ctx.read_guard, target, noun)
+        if denied is None and kind == "Edit" and guard is not None:
+            denied = self._unreadable(guard, rel, noun)
         if denied is not None:
             return denied
         if kind == "Mcp" and not tool.read_hint and ctx.workspace is not None \
@@ -223,7 +233,7 @@ class PermissionGate:
             return self._ask(tool, args, ctx, target, noun, asked, forced=True)  # beats allow
         if place == "sandboxed" and self.sandbox is not None and self.sandbox.settings.auto_allow:
             return Decision(True, "sandboxed")  # the OS confines it: nothing to ask
-        guarded = kind in ("Write", "Edit") and is_protected(target)
+        guarded = kind in ("Write", "Edit") and is_protected(rel)
         if mode == "acceptEdits" and kind in ("Write", "Edit") and not guarded:
             return Decision(True, "mode acceptEdits")
         if verdict is not None:
@@ -318,12 +328,31 @@ class PermissionGate:
         return None
 
     def _target(self, tool: Tool, args: BaseModel, ctx: ToolContext) -> str:
+        """What rules and approvals name: the command, or a file's workdir-relative path
+        (its absolute real path in an additional directory)."""
         raw = tool.rule_target(args) if tool.rule_target else ""
         if tool.permission in ("Write", "Edit"):
-            from ..tools.paths import relative_target
+            from ..tools.paths import relative_target, resolve_path
 
-            return relative_target(ctx.workdir, raw)
+            where = place(ctx.workspace or Workspace.main(ctx.workdir), raw)
+            if where.extra:
+                return str(resolve_path(where.root, where.raw))
+            return relative_target(ctx.workdir, where.raw)
         return raw
+
+    def _file_key(self, ctx: ToolContext, target: str
+                  ) -> tuple[PathTarget, str, ReadRules | None]:
+        """(what Write/Edit rules match, the root-relative path, the Read rules there) of a
+        file target: below the workdir, or below the additional directory holding it."""
+        if target.startswith("/"):  # only an additional directory's file is absolute
+            for extra in ctx.workspace.extra if ctx.workspace else ():
+                base = os.path.realpath(extra)
+                if target == base or target.startswith(base.rstrip("/") + "/"):
+                    rel = os.path.relpath(target, base)
+                    guard = ctx.read_guard.under(Path(base)) if ctx.read_guard else None
+                    return PathTarget.of(rel, (Path(base),)), rel, guard
+        return (PathTarget.of(target, (ctx.workdir, self.policy.workdir)), target,
+                ctx.read_guard)
 
     @staticmethod
     def _preview(tool: Tool, args: BaseModel, ctx: ToolContext, target: str) -> str:
@@ -381,6 +410,8 @@ def suggest_rule(permission: str, target: str) -> str:
     if permission in ("Write", "Edit"):
         if any(c in target for c in "*?[\\!#") or target in ("", ".") or is_protected(target):
             return ""
+        if target.startswith("/"):  # a file in an additional directory: its absolute path
+            return f"{permission}(/{target})"
         # A top-level name is anchored (`/x`): in gitignore terms `x` alone is any depth.
         return f"{permission}({target if '/' in target else '/' + target})"
     return ""

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..errors import UserError
+from .extra_dirs import ExtraDir
 from .layers import SettingsLayers
 from .path_rules import PathTarget
 from .settings import update_rule
@@ -55,6 +56,7 @@ class PermissionPolicy:
         settings_path: Path | None = None,
         allow_bypass: bool = False,
         layers: SettingsLayers | None = None,
+        add_dirs: tuple[str, ...] | list[str] = (),
     ) -> None:
         self.workdir = Path(workdir)
         self.layers = layers or SettingsLayers(self.workdir)
@@ -63,8 +65,12 @@ class PermissionPolicy:
         self._lock = threading.RLock()
         self._entries: list[RuleEntry] = []
         self._mode: Mode = "default"
+        self._add_dirs = list(add_dirs)
+        self._extra: list[ExtraDir] = []
+        self.dir_notes: list[str] = []  # additional directories left out, said at start
         self.set_mode(mode)
         self._load_settings()
+        self._load_dirs()
         for effect, texts, source in (("allow", allow, "--allow"), ("deny", deny, "--deny")):
             for text in texts:
                 self._entries.append(self._entry(text, cast(Effect, effect), source, "flag"))
@@ -110,8 +116,28 @@ class PermissionPolicy:
                                     layer.path)
                     )
 
+    def _load_dirs(self) -> None:
+        from .extra_dirs import gather
+
+        extra, notes = gather(self.layers.loaded(), self._add_dirs, self.workdir)
+        with self._lock:
+            self._extra, self.dir_notes = extra, notes
+
+    def extra_dirs(self) -> list[ExtraDir]:
+        """The additional directories the file tools may work in (besides the workdir)."""
+        with self._lock:
+            return list(self._extra)
+
     def apply_trusted(self, held: Any) -> None:
-        """The human trusted the repository's held settings: their allow rules apply now."""
+        """The human trusted the repository's held settings: their allow rules and
+        additional directories apply now."""
+        if held.dirs:
+            from .extra_dirs import gather
+
+            raw = self.layers.raw_loaded()  # trusted now: every layer as written
+            extra, notes = gather(raw, self._add_dirs, self.workdir)
+            with self._lock:
+                self._extra, self.dir_notes = extra, notes
         with self._lock:
             for name, parts in held.parts.items():
                 layer = self.layers.layer(name)

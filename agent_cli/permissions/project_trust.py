@@ -3,7 +3,8 @@
 `.agent-cli/settings.json` is meant to be committed, so a cloned repository can carry
 settings that widen what runs without a question: `env` (PATH or BASH_ENV for every
 command), `statusLine` (a command), `hooks` (commands that would run at
-SessionStart before anyone typed a word), `permissions.allow` rules and a widening
+SessionStart before anyone typed a word), `permissions.allow` rules,
+`permissions.additionalDirectories` (where the file tools may read and write) and a widening
 `permissions.defaultMode` (acceptEdits, bypassPermissions), and the sandbox settings that
 widen (sandbox.config.WIDENING_KEYS: allowWrite, allowedDomains, excludedCommands, turning
 it off, auto-allow, leaving it). Those parts are held back until
@@ -53,6 +54,8 @@ def widening(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(perms, dict):
         if perms.get("allow"):
             out["allow"] = perms["allow"]
+        if perms.get("additionalDirectories"):  # the file tools may work there
+            out["additionalDirectories"] = perms["additionalDirectories"]
         mode = perms.get("defaultMode")
         if mode is not None and mode not in NARROW_MODES:
             out["defaultMode"] = mode
@@ -88,6 +91,7 @@ def without_widening(data: dict[str, Any]) -> dict[str, Any]:
     perms = out.get("permissions")
     if isinstance(perms, dict):
         perms.pop("allow", None)
+        perms.pop("additionalDirectories", None)
         if perms.get("defaultMode") not in (None, *NARROW_MODES):
             perms.pop("defaultMode", None)
     box = out.get("sandbox")
@@ -118,6 +122,15 @@ class HeldSettings:
         return [str(r) for p in self.parts.values() for r in (p.get("allow") or [])]
 
     @property
+    def dirs(self) -> list[str]:
+        """The held permissions.additionalDirectories entries, as written."""
+        out: list[str] = []
+        for part in self.parts.values():
+            value = part.get("additionalDirectories") or []
+            out += [str(d) for d in value] if isinstance(value, list) else [str(value)]
+        return out
+
+    @property
     def mode(self) -> str | None:
         modes = [p["defaultMode"] for p in self.parts.values() if "defaultMode" in p]
         return modes[-1] if modes else None
@@ -141,6 +154,8 @@ class HeldSettings:
         bits = []
         if self.allow:
             bits.append("allow " + ", ".join(self.allow))
+        if self.dirs:
+            bits.append("additionalDirectories " + ", ".join(self.dirs))
         if self.mode:
             bits.append(f"defaultMode {self.mode}")
         bits += self.sandbox

@@ -34,6 +34,16 @@ class ReadRules:
         self._bases = bases_of(roots)
         self._approved: list[str] = []
         self._quick = {"deny": _Quick(deny, self._bases), "ask": _Quick(ask, self._bases)}
+        self._under: dict[str, ReadRules] = {}
+
+    def under(self, root: Path) -> ReadRules:
+        """The same rules for files below `root` (an additional directory): a rule's
+        relative path is matched below it as below the workdir, `~/` and `//` by the
+        absolute path. Kept per root, so an approval there stays there."""
+        key = os.path.realpath(root)
+        if key not in self._under:
+            self._under[key] = ReadRules(self.deny, self.ask, (Path(key),))
+        return self._under[key]
 
     def target(self, rel: str, is_dir: bool = False) -> PathTarget:
         return PathTarget.under(rel, self._bases, is_dir)

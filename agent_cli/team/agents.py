@@ -123,8 +123,9 @@ def skills_of(rt: Runtime) -> Skills:
 
 def compose_system(system: str, rt: Runtime, lead: bool, skills: Skills | None = None) -> str:
     """The rendered prompt + the project memory (every agent) + the skills' names and
-    descriptions (every agent) + for the lead, in a headless run, prompts/headless.md
-    (nobody approves: what to tell the user instead) and --append-system-prompt. Part of the
+    descriptions and the additional directories (every agent) + for the lead, in a headless
+    run, prompts/headless.md (nobody approves: what to tell the user instead) and
+    --append-system-prompt. Part of the
     system prompt, so compaction never drops it."""
     parts = [system.rstrip("\n")]
     memory = rt.memory.block()
@@ -135,6 +136,11 @@ def compose_system(system: str, rt: Runtime, lead: bool, skills: Skills | None =
     listed = skills.block() if skills is not None else ""
     if listed:
         parts.append(listed)
+    dirs = rt.policy.extra_dirs() if getattr(rt, "policy", None) is not None else []
+    if dirs:  # permissions.additionalDirectories, --add-dir
+        parts.append("Additional working directories (read_file, write_file, edit_file, glob "
+                     "and grep work there too; name files there by absolute path): "
+                     + ", ".join(str(d.path) for d in dirs))
     extra = (rt.config.append_system_prompt or "").strip()
     if lead and extra:
         parts.append(extra)

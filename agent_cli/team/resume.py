@@ -38,12 +38,14 @@ def start_session(rt: Runtime, mode: str, defer: bool = False) -> Session | None
     if ref == "new":
         session = store.create(mode)
         rt.session = session
+        _cleanup(rt)
         return session
     session = store.latest() if ref == "continue" else store.find(ref)
     if session is None:
         raise NotFound("no session to continue in this workdir (start one without -c)")
     _take_over(store, session)
     rt.session = session
+    _cleanup(rt)
     members = claim_members(rt, session)
     if defer:
         rt.resuming = members
@@ -131,6 +133,19 @@ def end_session(rt: Runtime, running: list[str]) -> None:
         SessionStore(rt.team_dir).save(session)
     except (AgentCliError, OSError) as exc:
         _note(rt, f"could not record the end of session {session.id}: {exc}")
+
+
+def _cleanup(rt: Runtime) -> None:
+    """cleanupPeriodDays (team/cleanup.py), once the running session is known; what it
+    removed (or could not) is said at start with the settings notes."""
+    from .cleanup import at_start
+
+    try:
+        lines = at_start(rt)
+    except (AgentCliError, OSError) as exc:  # never stops a start
+        lines = [f"cleanupPeriodDays: nothing removed ({exc})"]
+    if lines:
+        rt.settings_notes = [*getattr(rt, "settings_notes", []), *lines]
 
 
 def _note(rt: Runtime, text: str) -> None:

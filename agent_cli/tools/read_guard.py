@@ -22,9 +22,13 @@ from .confined import kind_of, locate
 
 
 class ReadGuard(Protocol):
-    """Answers, for a root-relative path, the rule that withholds it ("" when none)."""
+    """Answers, for a root-relative path, the rule that withholds it ("" when none);
+    `under(root)` is the same rules for paths below another root (an additional
+    directory)."""
 
     def withheld(self, rel: str, is_dir: bool = False) -> str: ...
+
+    def under(self, root: Path) -> ReadGuard: ...
 
 
 @dataclass

@@ -23,6 +23,7 @@ from .confined import read_capped
 from .fileio import check_writable, current_text, decode_text, read_bytes, read_text, write_text
 from .media import load_media
 from .read_guard import Withheld
+from .roots import place, writable
 from .search import glob_paths, grep_files
 
 if TYPE_CHECKING:
@@ -63,7 +64,9 @@ class ReadFileInput(BaseModel):
 
 
 def read_file(args: ReadFileInput, ctx: ToolContext) -> str | ToolOutput:
-    data, shown = read_bytes(ctx.workspace.root, args.path, ctx.read_guard)
+    where = place(ctx.workspace, args.path)
+    data, rel = read_bytes(where.root, where.raw, where.guard(ctx.read_guard))
+    shown = where.name(rel)
     media = load_media(data, shown)  # an image or a PDF, by its content
     if media is not None:
         return ToolOutput(media.text, media=[media.block])
@@ -96,18 +99,22 @@ class WriteFileInput(BaseModel):
 
 
 def write_file(args: WriteFileInput, ctx: ToolContext) -> str:
-    shown, existed = write_text(ctx.workspace.root, args.path, args.content)
+    where = place(ctx.workspace, args.path)
+    writable(ctx.workspace, where)
+    rel, existed = write_text(where.root, where.raw, args.content)
     n = len(args.content.splitlines())
     verb = "Overwrote" if existed else "Created"
-    if ctx.read_guard is not None and ctx.read_guard.withheld(shown):
+    guard = where.guard(ctx.read_guard)
+    if guard is not None and guard.withheld(rel):
         verb = "Wrote"  # whether a file the agent may not read existed is not said either
-    return f"{verb} {shown} ({n} lines, {len(args.content.encode('utf-8'))} bytes)"
+    return f"{verb} {where.name(rel)} ({n} lines, {len(args.content.encode('utf-8'))} bytes)"
 
 
 def preview_write(args: WriteFileInput, ctx: ToolContext) -> str:
-    check_writable(ctx.workspace.root, args.path)
-    old, shown = current_text(ctx.workspace.root, args.path)
-    return _diff(old, args.content, shown)
+    where = place(ctx.workspace, args.path)
+    check_writable(where.root, where.raw)
+    old, rel = current_text(where.root, where.raw)
+    return _diff(old, args.content, where.name(rel))
 
 
 # ----- edit_file ----------------------------------------------------------------------------
@@ -125,7 +132,9 @@ def _edited(args: EditFileInput, ctx: ToolContext) -> tuple[str, str, str, int]:
         raise ToolError("old_string is empty; use write_file to create or replace a whole file")
     if args.old_string == args.new_string:
         raise ToolError("old_string and new_string are the same; nothing to change")
-    old, shown = read_text(ctx.workspace.root, args.path, ctx.read_guard)
+    where = place(ctx.workspace, args.path)
+    old, rel = read_text(where.root, where.raw, where.guard(ctx.read_guard))
+    shown = where.name(rel)
     count = old.count(args.old_string)
     if count == 0:
         raise ToolError(
@@ -142,8 +151,10 @@ def _edited(args: EditFileInput, ctx: ToolContext) -> tuple[str, str, str, int]:
 
 
 def edit_file(args: EditFileInput, ctx: ToolContext) -> str:
+    where = place(ctx.workspace, args.path)
+    writable(ctx.workspace, where)
     shown, _old, new, count = _edited(args, ctx)
-    write_text(ctx.workspace.root, args.path, new)
+    write_text(where.root, where.raw, new)
     return f"Edited {shown}: replaced {count} occurrence{'s' if count > 1 else ''}"
 
 
@@ -170,15 +181,17 @@ def _check_pattern(pattern: str) -> None:
 def glob_files(args: GlobInput, ctx: ToolContext) -> str:
     _check_pattern(args.pattern)
     withheld = Withheld()
+    where = place(ctx.workspace, args.path)
     try:
-        found = glob_paths(ctx.workspace.root, args.path, args.pattern, ctx.cancel,
-                           ctx.read_guard, withheld)
+        found = glob_paths(where.root, where.raw, args.pattern, ctx.cancel,
+                           where.guard(ctx.read_guard), withheld)
     except OSError as exc:
         raise ToolError(f"glob {args.pattern!r} failed: {exc.strerror or exc}") from None
     note = withheld.note("entry")
     if not found:
         return "\n".join(x for x in (f"no files match {args.pattern}", note) if x)
-    shown = found[:GLOB_CAP]
+    shown = [where.name(f) + ("/" if f.endswith("/") and where.extra else "")
+             for f in found[:GLOB_CAP]]
     if len(found) > GLOB_CAP:
         shown.append(f"... {len(found) - GLOB_CAP} more (capped at {GLOB_CAP}); narrow the pattern")
     return "\n".join(shown + ([note] if note else []))
@@ -236,10 +249,12 @@ def grep(args: GrepInput, ctx: ToolContext) -> str:
     hits: list[str] = []
     skipped: dict[str, list[str]] = {}
     withheld = Withheld()
-    files = grep_files(ctx.workspace.root, args.path, args.glob, ctx.cancel, ctx.read_guard,
-                       withheld)
+    where = place(ctx.workspace, args.path)
+    files = grep_files(where.root, where.raw, args.glob, ctx.cancel,
+                       where.guard(ctx.read_guard), withheld)
     try:
         for rel, fd in files:
+            rel = where.name(rel)
             why = _grep_one(fd, regex, rel, hits, GREP_CAP)
             if why is not None:
                 skipped.setdefault(why, []).append(rel)

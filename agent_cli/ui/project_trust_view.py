@@ -1,5 +1,6 @@
 """The start-up question about what a repository's settings (`.agent-cli/settings.json`,
-`.claude/settings.json`) would widen: its allow rules, a widening defaultMode, its env,
+`.claude/settings.json`) would widen: its allow rules, additional directories, a widening
+defaultMode, its env,
 statusLine and hooks (permissions/project_trust.py)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from rich.text import Text
 
 from ..errors import AgentCliError
+from ..safetext import visible
 
 
 def settings_question(held: Any, hooks: Any) -> Text:
@@ -22,6 +24,9 @@ def settings_question(held: Any, hooks: Any) -> Text:
     for rule in held.allow:
         text.append("  allow ", style="bold")
         text.append(f"{rule}\n")
+    for path in getattr(held, "dirs", []):  # the file tools would read and write there
+        text.append("  additionalDirectories ", style="bold")
+        text.append(f"{visible(path, one_line=True)}\n")
     if held.mode:
         text.append("  defaultMode ", style="bold")
         text.append(f"{held.mode}\n")
@@ -54,6 +59,9 @@ def held_rules(held: Any) -> Text:
     shown = getattr(held, "shown", held.path.name)
     for rule in held.allow:
         text.append(f"allow {rule}  ({shown}: not trusted, not applied)\n", style="yellow")
+    for path in getattr(held, "dirs", []):
+        text.append(f"additional directory {visible(path, one_line=True)}  ({shown}: not "
+                    "trusted, not added)\n", style="yellow")
     if held.mode:
         text.append(f"defaultMode {held.mode}  ({shown}: not trusted, not applied)\n",
                     style="yellow")

@@ -193,6 +193,9 @@ def cmd_permissions(ctx: SlashContext, arg: str) -> None:
         from . import tables
 
         ctx.console.print(tables.permissions_table(policy.mode, policy.rules()))
+        dirs = policy.extra_dirs() if hasattr(policy, "extra_dirs") else []
+        if dirs:
+            ctx.console.print(tables.extra_dirs_table(dirs))
         held = getattr(ctx.runtime, "held_settings", None)
         if held is not None:
             from .project_trust_view import held_rules

@@ -188,6 +188,18 @@ def _member_rows(member: Any) -> list[dict[str, Any]]:
     return member_rows(getattr(member, "spend", None), int(member.tokens or 0), member.model)
 
 
+def extra_dirs_table(dirs: list[Any]) -> Table:
+    """/permissions: the additional directories the file tools may read and write."""
+    table = Table(title="Additional directories (the file tools work there too)",
+                  title_justify="left", show_edge=False, pad_edge=False)
+    for col in ("directory", "source"):
+        table.add_column(col)
+    for d in dirs:
+        table.add_row(visible(str(d.path), one_line=True),
+                      visible(d.source.removeprefix("settings: "), one_line=True))
+    return table
+
+
 def permissions_table(mode: str, entries: list[Any]) -> Table | Text:
     title = f"Permission mode: {mode}"
     if not entries:

@@ -34,7 +34,7 @@ def world(tmp_path: Path) -> tuple[Path, Path]:
     write(home / ".claude/settings.json", json.dumps({
         "env": {"GREETING": "hello-from-user"},
         "permissions": {"allow": ["Bash(printenv *)"]},
-        "cleanupPeriodDays": 30}))
+        "outputStyle": "Explanatory"}))
     write(work / ".env", f"API_KEY={SECRET}\n")
     write(work / "keep.txt", "keep me\n")
     write(work / ".claude/settings.json", json.dumps({
@@ -81,7 +81,7 @@ def test_what_agent_cli_cannot_honour_is_named_once_and_never_stops_the_start(wo
     proc = run_p(work, home, SCRIPT, "-p", "go")
     assert proc.returncode == 0, proc.stderr
     err = proc.stderr
-    assert err.count("not honoured by agent-cli: cleanupPeriodDays") == 1
+    assert err.count("not honoured by agent-cli: outputStyle") == 1
     assert "~/.claude/settings.json" in err
     assert err.count("not applicable here") == 2  # one line per file
     assert "ask NotebookEdit" in err and "deny Task" in err

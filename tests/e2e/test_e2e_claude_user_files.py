@@ -11,33 +11,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from support.claude_user import write
+from support.claude_user import claude_repo
 from support.e2e_claude import answered_calls, cli_command, cli_env, system_text
 from support.stub_server import Reply, StubServer, ToolUse
 
 MODEL = "claude-sonnet-4-5"
-
-
-def _repo(root: Path, home: Path) -> Path:
-    work = root / "work"
-    write(work / "src/app.py", "print(1)\n")
-    write(work / "CLAUDE.md", "Use pnpm. House style: @docs/style.md\n")
-    write(work / "docs/style.md", "STYLE-RULES: short functions.\n")
-    write(work / ".claude/commands/review.md",
-          "---\ndescription: Review a diff\nmodel: haiku\n"
-          "allowed-tools: Read, Grep, spawn_teammate\n---\n"
-          "Review the diff below for $ARGUMENTS issues; spawn a code-reviewer.\n")
-    write(work / ".claude/agents/code-reviewer.md",
-          "---\nname: code-reviewer\ndescription: Reviews diffs for bugs\n"
-          "tools: Read, Grep\nmodel: opus\n---\nYou review code. Never edit files.\n")
-    write(work / ".claude/skills/changelog/SKILL.md",
-          "---\ndescription: Write changelog entries\n---\nKeep a Changelog, newest first.\n")
-    write(home / ".claude/CLAUDE.md", "USER-PREFS: British spelling.\n")
-    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=u", "-c", "user.email=u@x",
-                                                 "commit", "-qm", "init"]):
-        subprocess.run(["git", *args], cwd=work, check=True)
-    write(work / "src/app.py", "print(2)\n")
-    return work
 
 
 def _respond(body: dict[str, Any]) -> Reply:
@@ -64,7 +42,7 @@ def _tools(body: dict[str, Any]) -> set[str]:
 
 def test_a_claude_code_users_repository_works_unchanged(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    work = _repo(tmp_path, home)
+    work = claude_repo(tmp_path, home)
     diff = subprocess.run(["git", "diff"], cwd=work, capture_output=True, text=True).stdout
     with StubServer(responder=_respond) as stub:
         env = cli_env(stub.url, extra={"HOME": str(home), "AGENT_CLI_HOME": str(

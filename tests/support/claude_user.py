@@ -53,3 +53,28 @@ def user_texts(workdir: Path, agent: str = "lead") -> list[str]:
             continue
         texts += [b["text"] for b in message["content"] if b.get("type") == "text"]
     return texts
+
+
+def claude_repo(root: Path, home: Path) -> Path:
+    """`root/work` laid out as a Claude Code user's repository (CLAUDE.md with an import, a
+    command, an agent definition, a skill; committed, then src/app.py changed) and the
+    user's ~/.claude/CLAUDE.md under `home`."""
+    work = root / "work"
+    write(work / "src/app.py", "print(1)\n")
+    write(work / "CLAUDE.md", "Use pnpm. House style: @docs/style.md\n")
+    write(work / "docs/style.md", "STYLE-RULES: short functions.\n")
+    write(work / ".claude/commands/review.md",
+          "---\ndescription: Review a diff\nmodel: haiku\n"
+          "allowed-tools: Read, Grep, spawn_teammate\n---\n"
+          "Review the diff below for $ARGUMENTS issues; spawn a code-reviewer.\n")
+    write(work / ".claude/agents/code-reviewer.md",
+          "---\nname: code-reviewer\ndescription: Reviews diffs for bugs\n"
+          "tools: Read, Grep\nmodel: opus\n---\nYou review code. Never edit files.\n")
+    write(work / ".claude/skills/changelog/SKILL.md",
+          "---\ndescription: Write changelog entries\n---\nKeep a Changelog, newest first.\n")
+    write(home / ".claude/CLAUDE.md", "USER-PREFS: British spelling.\n")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=u", "-c", "user.email=u@x",
+                                                 "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=work, check=True)
+    write(work / "src/app.py", "print(2)\n")
+    return work
