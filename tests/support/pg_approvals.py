@@ -115,16 +115,34 @@ def ask_in_child(db: Database, host: str, agent: str, command: str, out: Any,
 
 
 def lead_in_child(db: Database, decision: str, feedback: str, shown: Any, stop: Any) -> None:
-    """A lead process: answers every request `decision` (with `feedback`), reports what it
-    showed in `shown` as (agent, host, summary), runs until `stop` is set."""
-    def decide(req: ApprovalRequest) -> ApprovalAnswer:
+    """A lead process: answers every request `decision` (with `feedback`; "" leaves it
+    unanswered), reports what it showed in `shown` as (agent, host, summary), runs until
+    `stop` is set."""
+    def decide(req: ApprovalRequest) -> ApprovalAnswer | None:
         shown.put((req.agent, req.host, req.summary))
+        if not decision:
+            return None
         return ApprovalAnswer(decision, feedback=feedback)  # type: ignore[arg-type]
 
     ensure_schema(db, [APPROVALS])
     lead = Lead(db, decide)
     stop.wait(WAIT * 4)
     lead.close()
+    db.close()
+
+
+def claim_all(db: Database, lead: str, ready: Any, out: Any) -> None:
+    """A lead process claiming every waiting request as fast as it can, once all are
+    `ready` (a Barrier); the keys it got go to `out`."""
+    from agent_cli.pg.approval_queue import ApprovalQueue
+
+    queue = ApprovalQueue(db)
+    db.execute("SELECT 1")  # connected before the start line
+    ready.wait(WAIT)
+    got = []
+    while (claimed := queue.claim_next(lead, 600)) is not None:
+        got.append(claimed.key)
+    out.put(got)
     db.close()
 
 
