@@ -9,8 +9,10 @@ import os
 import signal
 import threading
 import uuid
+from collections.abc import Iterator
 
 import pytest
+from psycopg import sql
 from support.pg_approvals import (
     WAIT,
     Lead,
@@ -148,6 +150,56 @@ def test_dropped_connections_lose_no_question_and_answer_it_once(
             lead.close()
         db.close()
         admin.close()
+
+
+@pytest.fixture
+def own_database(pg_cluster) -> Iterator[tuple[str, Database]]:
+    """A database of this test's own (URL) and a Database on the cluster's main one."""
+    if os.environ.get("AGENT_CLI_TEST_PG_URL"):
+        pytest.skip("creates and closes a database: throwaway cluster only")
+    name = "acli_" + uuid.uuid4().hex[:12]
+    admin = Database(pg_cluster.url, "public")
+    admin.conn().execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield pg_cluster.url.rsplit("/", 1)[0] + "/" + name, admin
+    admin.conn().execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(
+        sql.Identifier(name)))
+    admin.close()
+
+
+def test_a_server_closed_to_connections_for_a_while_loses_nothing(
+        own_database, monkeypatch: pytest.MonkeyPatch) -> None:
+    url, admin = own_database
+    app = "acli-" + uuid.uuid4().hex[:12]
+    monkeypatch.setenv("PGAPPNAME", app)
+    db = Database(url, "team_x")
+    ensure_schema(db, [APPROVALS])
+    status = StatusLines()
+    broker = RemoteBroker(db, "host-b", heartbeat_s=0.2, on_status=status)
+    thread, out = ask_in_thread(broker, "make release")
+    lead = Lead(db, hold)
+    closed = sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS {}")
+    name = sql.Identifier(url.rsplit("/", 1)[1])
+    try:
+        [shown] = lead.human.wait_shown()
+        admin.execute(closed.format(name, sql.SQL("false")))
+        try:  # as a restart looks from here: every connection cut, none accepted
+            terminate(admin, app)
+            status.wait_for(lambda line: "the database is unreachable" in line)
+            lead.wait_notice("approvals from other hosts wait")
+            assert lead.broker.answer(shown.id, ApprovalAnswer("allow_once"))
+        finally:
+            admin.execute(closed.format(name, sql.SQL("true")))
+        thread.join(WAIT)
+        assert out[0].decision == "allow_once"
+        assert len(lead.human.shown) == 1
+        check = Database(url, "team_x")  # this thread's connection was cut too
+        assert check.execute("SELECT state, decision FROM approval_request") == [
+            ("answered", "allow_once")]
+        check.close()
+    finally:
+        broker.close()
+        lead.close()
+        db.close()
 
 
 def test_leads_claiming_at_once_take_each_request_exactly_once(db: Database) -> None:
