@@ -13,6 +13,7 @@ is kept only when it is exactly what this host would suggest for what it shows.
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import uuid
@@ -33,6 +34,7 @@ STALE_S = 15.0  # an asker or a lead silent this long is gone
 MAX_HELD = 100  # remote questions in the local queue at once (more wait in the database)
 CAPS = {"summary": 64_000, "preview": 1_000_000, "purpose": 2_000, "reason": 2_000,
         "suggested_rule": 64_000, "tool": 200}
+TOOL_RE = re.compile(r"[A-Za-z0-9_.-]{1,200}")  # shell, write_file, mcp__server__tool, ...
 RULE_KINDS = {"shell": "Bash", "write_file": "Write", "edit_file": "Edit"}
 
 
@@ -79,8 +81,8 @@ def local_request(row: Claimed) -> ApprovalRequest | str:
     for name, cap in CAPS.items():
         if len(getattr(row, name)) > cap:
             return f"its {name} is longer than {cap} characters"
-    if not row.tool:
-        return "it names no tool"
+    if not TOOL_RE.fullmatch(row.tool):
+        return "its tool name is not a tool's name"
     return ApprovalRequest(
         agent=agent, tool=row.tool, input=row.input if isinstance(row.input, dict) else {},
         summary=row.summary, preview=row.preview, purpose=row.purpose,

@@ -70,7 +70,7 @@ def channel(db: Database) -> str:
 
 def what(req: ApprovalRequest) -> str:
     """"run `npm test`": the request in a few words, safe for a terminal."""
-    verb = VERBS.get(req.tool, f"use {req.tool} on")
+    verb = VERBS.get(req.tool) or f"use {visible(req.tool, one_line=True)} on"
     target = visible(req.summary or req.tool, one_line=True)
     if len(target) > 120:
         target = target[:117] + "..."

@@ -241,7 +241,10 @@ def plant(db: Database, key: str, agent: str, host: str, summary: str, rule: str
 def test_a_hostile_hosts_requests_are_refused_or_shown_as_data(db: Database) -> None:
     plant(db, "bad-agent", "lead\x1b]0;owned\x07", "host-b", "ls", "")
     plant(db, "bad-host", "alice", "host-b\x1b[2J", "ls", "")
-    plant(db, "wide-rule", "alice", "host-c", "ls", "Bash(*)")
+    db.execute("INSERT INTO approval_request (key, agent, host, tool) VALUES "
+               "('bad-tool', 'alice', 'host-b', 'shell\x1b[2J')")
+    plant(db, "wide-rule", "alice", "host-c", "ls", "Bash(*)")  # last: shown once all
+    # the others were refused (the bridge takes them oldest first, on one thread)
     lead = Lead(db, hold)
     try:
         [shown] = lead.human.wait_shown()
@@ -249,7 +252,8 @@ def test_a_hostile_hosts_requests_are_refused_or_shown_as_data(db: Database) -> 
         assert "Yes (no rule can cover this" in render_str(approval_panel(shown), 120, False)
         refused = dict((k, (s, d, src)) for k, s, d, src in db.execute(
             "SELECT key, state, decision, source FROM approval_request"))
-        assert refused["bad-agent"] == refused["bad-host"] == ("answered", "deny", "refused")
+        assert refused["bad-agent"] == refused["bad-host"] == refused["bad-tool"] == (
+            "answered", "deny", "refused")
         notice = lead.wait_notice("was refused")
         assert "\x1b" not in "".join(lead.notices) and "\\x1b" in notice
     finally:
