@@ -156,6 +156,7 @@ class ApprovalBridge:
             self._waker.wait(seen, self.heartbeat_s)
 
     def _tick(self) -> None:
+        self._flush()  # first: a claim given back is free before the lead says it left
         attached = self.broker.ui_attached
         if attached:
             self.queue.present(self.lead, self.host)
@@ -163,7 +164,6 @@ class ApprovalBridge:
         elif self._present:
             self.queue.absent(self.lead)
             self._present = False
-        self._flush()
         self.queue.sweep(self.stale_s)
         self._check_held()
         if attached:

@@ -202,6 +202,26 @@ def test_a_server_closed_to_connections_for_a_while_loses_nothing(
         db.close()
 
 
+def test_a_lead_whose_terminal_closes_gives_its_question_back(db: Database) -> None:
+    status = StatusLines()
+    broker = RemoteBroker(db, "host-b", heartbeat_s=0.2, on_status=status)
+    thread, out = ask_in_thread(broker, "make release")
+    lead = Lead(db, hold)
+    try:
+        lead.human.wait_shown()
+        seen = status.wait_for(lambda line: line.endswith("`make release`"))  # a lead is here
+        lead.broker.detach_ui()  # the REPL ends; the bridge still runs
+        status.wait_for(lambda line: "no lead is attached" in line, after=seen)
+        assert db.execute("SELECT state, claimed_by FROM approval_request") == [
+            ("waiting", None)]
+        assert thread.is_alive() and out == [] and not broker.ui_attached
+    finally:
+        broker.close()
+        thread.join(WAIT)
+        lead.close()
+    assert out[0].source == "closed"
+
+
 def test_leads_claiming_at_once_take_each_request_exactly_once(db: Database) -> None:
     queue = ApprovalQueue(db)
     keys = [f"k{i:03}" for i in range(300)]
