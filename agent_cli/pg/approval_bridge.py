@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import socket
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,6 +32,7 @@ from .db import Database
 
 HEARTBEAT_S = 2.0  # the lead's presence stamp, and how often the queue is looked at
 STALE_S = 15.0  # an asker or a lead silent this long is gone
+SOON_S = 0.05  # the next claim attempt after a waiting request was found locked
 MAX_HELD = 100  # remote questions in the local queue at once (more wait in the database)
 CAPS = {"summary": 64_000, "preview": 1_000_000, "purpose": 2_000, "reason": 2_000,
         "suggested_rule": 64_000, "tool": 200}
@@ -111,6 +113,8 @@ class ApprovalBridge:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._present = False
+        self._soon = False  # a waiting request was locked by someone: claim again soon
+        self._due = 0.0  # time.monotonic() of the next heartbeat and sweep
         self._down = ""
 
     def start(self) -> ApprovalBridge:
@@ -153,26 +157,31 @@ class ApprovalBridge:
                                  "warning")
                 self._stop.wait(min(self.heartbeat_s, 1.0))
                 continue
-            self._waker.wait(seen, self.heartbeat_s)
+            self._waker.wait(seen, SOON_S if self._soon else self.heartbeat_s)
 
     def _tick(self) -> None:
         self._flush()  # first: a claim given back is free before the lead says it left
         attached = self.broker.ui_attached
-        if attached:
-            self.queue.present(self.lead, self.host)
-            self._present = True
-        elif self._present:
-            self.queue.absent(self.lead)
-            self._present = False
-        self.queue.sweep(self.stale_s)
+        now = time.monotonic()
+        if now >= self._due or attached != self._present:  # once a heartbeat, not per wake
+            if attached:
+                self.queue.present(self.lead, self.host)
+            elif self._present:
+                self.queue.absent(self.lead)
+            self._present = attached
+            self.queue.sweep(self.stale_s)
+            self._due = now + self.heartbeat_s
         self._check_held()
         if attached:
             self._claim()
 
     def _claim(self) -> None:
+        self._soon = False
         while not self._stop.is_set() and len(self._held) < MAX_HELD:
             row = self.queue.claim_next(self.lead, self.stale_s)
-            if row is None:
+            if row is None:  # none free; one locked for a moment (an asker's heartbeat,
+                # another lead's claim) was skipped: look again shortly, not in a heartbeat
+                self._soon = self.queue.has_waiting(self.stale_s)
                 return
             local = local_request(row)
             if isinstance(local, str):

@@ -143,13 +143,17 @@ class ApprovalQueue:
                  req.suggested_rule, req.reason, Jsonb(req.input)))
             self._notify(conn, "request")
 
-    def touch(self, key: str, fresh_s: float) -> Seen | None:
-        """The asker's heartbeat: its row's state and answer, and whether a lead is
-        attached; None when the row is missing."""
+    def touch(self, key: str, fresh_s: float, beat: bool = True) -> Seen | None:
+        """The asker's look at its row: state, answer, whether a lead is attached; with
+        `beat`, also its heartbeat (an UPDATE: the row is locked for that moment, so a
+        wake-up only reads). None when the row is missing."""
+        lead = ("EXISTS (SELECT 1 FROM approval_lead WHERE seen_at > now() - "
+                "make_interval(secs => %s))")
         rows = self.db.execute(
             "UPDATE approval_request SET asker_seen_at = now() WHERE key = %s "
-            "RETURNING state, decision, feedback, source, EXISTS (SELECT 1 FROM approval_lead"
-            " WHERE seen_at > now() - make_interval(secs => %s))", (key, fresh_s))
+            f"RETURNING state, decision, feedback, source, {lead}" if beat else
+            f"SELECT state, decision, feedback, source, {lead} FROM approval_request "
+            "WHERE key = %s", (key, fresh_s) if beat else (fresh_s, key))
         if not rows:
             return None
         state, decision, feedback, source, present = rows[0]
@@ -226,6 +230,13 @@ class ApprovalQueue:
             "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) AND r.state = 'waiting' "
             "RETURNING {}").format(cols), (lead, fresh_s))
         return Claimed(*rows[0]) if rows else None
+
+    def has_waiting(self, fresh_s: float) -> bool:
+        """Whether a live asker's request waits (locked or not)."""
+        rows = self.db.execute(
+            "SELECT EXISTS (SELECT 1 FROM approval_request WHERE state = 'waiting' "
+            "AND asker_seen_at > now() - make_interval(secs => %s))", (fresh_s,))
+        return bool(rows[0][0])
 
     def reclaim(self, key: str, lead: str) -> bool:
         """Take back a request this lead still shows, freed while its heartbeat was late."""

@@ -101,14 +101,20 @@ class RemoteBroker:
                 return self._give_up(asking, "cancelled by the asker", INTERRUPTED)
             if self._closed.is_set():
                 return self._give_up(asking, "the asker closed", CLOSED)
-            gen = waker.generation()
-            if gen != seen or time.monotonic() >= due:
-                seen, due = gen, time.monotonic() + self.heartbeat_s
+            gen, now = waker.generation(), time.monotonic()
+            if gen != seen or now >= due:
+                beat = now >= due  # a wake-up only reads: a lead may be claiming the row
+                seen = gen
+                if beat:
+                    due = now + self.heartbeat_s
                 try:
-                    if not sent:
+                    if sent:
+                        answer = self._look(asking, beat)
+                    else:  # no heartbeat yet: the row is fresh, and a lead claiming it
+                        # now must not find it locked by us (SKIP LOCKED would pass it by)
                         self.queue.insert(asking.key, self.host, asking.request)
-                        sent = True
-                    answer = self._look(asking)
+                        sent, answer = True, None
+                        self._show(asking, self.queue.lead_present(self.fresh_s))
                 except StorageError:
                     self._say(asking, f"{self._waiting(asking)} (the database is unreachable; "
                                       "retrying)")
@@ -120,20 +126,24 @@ class RemoteBroker:
                     return answer
             waker.wait(seen, POLL_S)
 
-    def _look(self, asking: _Asking) -> ApprovalAnswer | str | None:
-        """Heartbeat and read: the answer, "resend" when the row is gone, else None."""
-        seen = self.queue.touch(asking.key, self.fresh_s)
+    def _look(self, asking: _Asking, beat: bool) -> ApprovalAnswer | str | None:
+        """Read (and with `beat` stamp) the row: the answer, "resend" when the row is
+        gone, else None."""
+        seen = self.queue.touch(asking.key, self.fresh_s, beat)
         if seen is None:
             return "resend"
         if seen.answer is not None:
             return seen.answer
         if seen.state == "withdrawn":  # we were cut off long enough to look dead: ask again
             self.queue.revive(asking.key)
+        self._show(asking, seen.lead_present)
+        return None
+
+    def _show(self, asking: _Asking, lead_present: bool) -> None:
         line = self._waiting(asking)
-        if not seen.lead_present:
+        if not lead_present:
             line += " (no lead is attached to the team; nothing runs until one answers)"
         self._say(asking, line)
-        return None
 
     def _give_up(self, asking: _Asking, why: str, answer: ApprovalAnswer) -> ApprovalAnswer:
         try:

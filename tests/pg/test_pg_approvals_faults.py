@@ -11,6 +11,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 from psycopg import sql
 from support.pg_approvals import (
@@ -237,6 +238,32 @@ def test_leads_claiming_at_once_take_each_request_exactly_once(db: Database) -> 
         p.join(WAIT)
     claimed = [k for part in got for k in part]
     assert sorted(claimed) == keys  # every one claimed, none twice
+
+
+def test_a_request_locked_for_a_moment_when_the_lead_looked_is_still_shown(
+        pg_cluster, db: Database) -> None:
+    ApprovalQueue(db).insert("k1", "host-b", shell_request("alice", "make x"))
+    missed = threading.Event()
+    lead = Lead(db, hold, heartbeat_s=600)  # no heartbeat would save it in time
+    try:
+        claim = lead.bridge.queue.claim_next
+
+        def watched(*args):
+            row = claim(*args)
+            if row is None:
+                missed.set()
+            return row
+
+        lead.bridge.queue.claim_next = watched
+        with psycopg.connect(pg_cluster.url, autocommit=True) as other:
+            with other.transaction():  # an asker's heartbeat, another lead's claim ...
+                other.execute(sql.SQL("SELECT 1 FROM {}.approval_request FOR UPDATE")
+                              .format(sql.Identifier(db.schema)))
+                assert missed.wait(WAIT)  # the lead looked and SKIP LOCKED passed it by
+        [shown] = lead.human.wait_shown()  # no NOTIFY came after the lock went
+        assert shown.summary == "make x"
+    finally:
+        lead.close()
 
 
 def test_an_answer_after_another_lead_took_the_claim_is_not_written(db: Database) -> None:
