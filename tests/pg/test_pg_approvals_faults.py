@@ -24,11 +24,16 @@ from support.pg_approvals import (
     terminate,
 )
 
+from agent_cli.permissions.audit import AuditLog
 from agent_cli.permissions.broker import ApprovalAnswer, ApprovalRequest
+from agent_cli.permissions.gate import PermissionGate
+from agent_cli.permissions.policy import PermissionPolicy
 from agent_cli.pg.approval_queue import ApprovalQueue
 from agent_cli.pg.approvals import APPROVALS, RemoteBroker
 from agent_cli.pg.db import Database
 from agent_cli.pg.schema import ensure_schema
+from agent_cli.tools.base import ToolContext
+from agent_cli.tools.shell import shell_tool
 from agent_cli.ui.approvals import approval_panel
 from agent_cli.ui.style import render_str
 
@@ -308,10 +313,16 @@ def test_a_hostile_hosts_requests_are_refused_or_shown_as_data(db: Database) -> 
 
 
 def test_a_question_with_a_nul_is_refused_before_it_reaches_the_database(
-        db: Database) -> None:
+        db: Database, tmp_path) -> None:
     broker = RemoteBroker(db, "host-b")
     answer = broker.ask(ApprovalRequest(agent="alice", tool="shell",
                                         input={"command": "echo a\x00b"}, summary="echo a"))
     assert (answer.decision, answer.source) == ("deny", "refused")
     assert "NUL" in answer.feedback
+    gate = PermissionGate(PermissionPolicy(tmp_path), broker,
+                          AuditLog(tmp_path / "audit.jsonl"))
+    shell = shell_tool()
+    decision = gate.check(shell, shell.parse({"command": "printf 'a\x00b'"}),
+                          ToolContext(agent="alice", workdir=tmp_path))
+    assert decision.message.startswith("Denied without asking: Not asked: it contains a NUL")
     assert db.execute("SELECT count(*) FROM approval_request") == [(0,)]
