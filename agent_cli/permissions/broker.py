@@ -33,6 +33,7 @@ class ApprovalRequest:
     purpose: str = ""  # why ("task #3 verify"), when the caller knows
     suggested_rule: str = ""  # what "allow always" adds; "" = only "allow once" makes sense
     reason: str = ""  # why it asks although a rule named the command ("asks because ...")
+    host: str = ""  # the asker's host when it runs on another machine (pg/approvals.py)
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 

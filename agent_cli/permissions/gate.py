@@ -432,6 +432,8 @@ def _denial_text(answer: ApprovalAnswer, noun: str, target: str, why: str = "") 
         return f"Interrupted by the user: the {noun} was not run."
     if answer.source == "closed":
         return f"Denied: the session is closing; the {noun} was not run."
+    if answer.source == "refused":  # never shown to a human (pg/approvals.py): say why
+        return f"Denied without asking: {answer.feedback.strip()} The {noun} was not run."
     text = f"The user denied this {noun}."
     if answer.feedback.strip():
         text += f" Feedback: {answer.feedback.strip()}"

@@ -1,8 +1,9 @@
 """Showing an approval request and reading the human's answer.
 
 `approval_panel` says who asks and why ("alice wants to run `python main.py` — task #3
-verify"), why a rule that names the command could not allow it ("asks because `bash -c`
-runs code the rules cannot see"), shows the command or a coloured diff, and the three choices.
+verify"; "alice@host-b" and a line naming the host for a teammate on another machine), why
+a rule that names the command could not allow it ("asks because `bash -c` runs code the
+rules cannot see"), shows the command or a coloured diff, and the three choices.
 `ApprovalPrompter` reads one key (1/2/3; esc or Ctrl-C means no) and, for "no", what the
 agent should do differently. Only the UI thread calls it: no agent has a tool that answers a
 permission prompt.
@@ -31,7 +32,11 @@ def headline(req: Any, why: str = "") -> Text:
     """"alice wants to run `python main.py` — task #3 verify"."""
     verb = VERBS.get(req.tool) or ("call" if req.tool.startswith("mcp__") else
                                    f"use {req.tool} on")
-    line = Text.assemble((req.agent, agent_style(req.agent)), f" wants to {verb} ")
+    line = Text.assemble((req.agent, agent_style(req.agent)))
+    host = getattr(req, "host", "")
+    if host:  # a teammate on another machine (its request came through the database)
+        line.append(f"@{visible(host, one_line=True)}", style="bold")
+    line.append(f" wants to {verb} ")
     line.append(Text("`", style="bold") + marked(req.summary or req.tool)
                 + Text("`", style="bold"))
     why = visible(why or req.purpose, one_line=True)
@@ -98,6 +103,11 @@ def approval_panel(req: Any, queued: int = 0, why: str = "") -> Panel:
     warning = hidden_warning(req)
     if warning is not None:
         parts.append(warning)
+    host = getattr(req, "host", "")
+    if host:
+        parts.append(Text(f"from host {visible(host, one_line=True)}: a teammate on another "
+                          "machine, running there under that host's own rules and sandbox",
+                          style="dim"))
     reason = getattr(req, "reason", "")
     if reason:  # a rule named the command, but cannot allow it: say why
         parts.append(Text(visible(reason), style="yellow"))

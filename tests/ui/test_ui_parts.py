@@ -144,6 +144,18 @@ def test_approval_panel_says_who_why_and_what_it_adds() -> None:
     assert "3 No, and tell alice what to do differently" in text
 
 
+def test_approval_panel_names_the_host_of_a_teammate_on_another_machine() -> None:
+    req = ApprovalRequest(agent="alice", tool="shell", input={}, summary="make deploy",
+                          host="build-2\x1b[2J")
+    text = render_str(approval_panel(req), 100, False)
+    assert "alice@build-2\\x1b[2J wants to run `make deploy`" in text
+    assert "from host build-2\\x1b[2J: a teammate on another machine" in text
+    assert "\x1b" not in text
+    local = render_str(approval_panel(ApprovalRequest(agent="bob", tool="shell", input={},
+                                                      summary="ls")), 100, False)
+    assert "bob wants to run `ls`" in local and "from host" not in local
+
+
 def ctx_for(rt: Runtime) -> tuple[SlashContext, io.StringIO]:
     buf = io.StringIO()
     lead = SimpleNamespace(agent=rt.team.make_lead(), busy=False)
