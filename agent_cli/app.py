@@ -17,4 +17,18 @@ def open_runtime(workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
 
     runtime = Runtime.open(workdir, config)
     runtime.attach_team(Team(runtime))
+    if runtime.stores.database is not None and runtime.config.broker_factory is None:
+        _bridge_remote_approvals(runtime)
     return runtime
+
+
+def _bridge_remote_approvals(runtime: Runtime) -> None:
+    """A lead on a database board: teammates on other hosts ask through the database, and
+    this session's human answers them as local ones (pg/approval_bridge.py; it claims
+    requests only while a UI is attached)."""
+    from .pg.approval_bridge import ApprovalBridge
+    from .team.roster import this_host
+
+    bridge = ApprovalBridge(runtime.stores.database, runtime.broker, host=this_host(),
+                            policy=runtime.policy, emit=runtime.events.emit).start()
+    runtime.closers.append(bridge.close)

@@ -106,6 +106,7 @@ class Runtime:
         self.roster = self.stores.roster
         self.protocols = self.stores.protocols
         self.watcher = self.stores.wakeups(self.changes.notify)  # started by the team
+        self.closers: list[Callable[[], None]] = []  # run by close(), last added first
         from .state_migration import check as check_state
 
         # old host-private state moved once; what a repository carries of it, reported
@@ -302,6 +303,8 @@ class Runtime:
         busy = [] if self._team is None else self._team.close(timeout)
         if self.mcp is not None:
             self.mcp.close()
+        for closer in reversed(self.closers):  # e.g. the approval bridge of a database board
+            closer()
         self.sandbox.close()
         self.watcher.close()
         self.stores.close()

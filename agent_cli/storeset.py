@@ -116,6 +116,7 @@ class StoreSet:
     location: BoardLocation
     make_wakeups: Callable[[Callable[[], None]], Wakeups]
     closer: Callable[[], None] | None = None
+    database: Any = None  # a PostgreSQL board's pg.db.Database (approvals share it)
     _closed: bool = field(default=False, repr=False)
 
     @property

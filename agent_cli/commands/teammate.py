@@ -119,12 +119,10 @@ def run_teammate(args: argparse.Namespace, config_of: ConfigOf) -> int:
     config = teammate_config(args, config_of)
     remote = push_remote(args, config)
     lines = ActivityLines(name, _say)
-    inner = config.broker_factory  # the lead plugs a remote broker in here at merge
+    inner = config.broker_factory  # tests inject one
 
     def broker(rt: Runtime):
-        from ..permissions.broker import ApprovalBroker
-
-        return AnnouncingBroker(inner(rt) if inner is not None else ApprovalBroker(),
+        return AnnouncingBroker(inner(rt) if inner is not None else _own_broker(rt),
                                 lines.waiting)
 
     config.broker_factory = broker
@@ -133,6 +131,8 @@ def run_teammate(args: argparse.Namespace, config_of: ConfigOf) -> int:
         rt = open_runtime(workdir_of(args), config)
         try:
             rt.events.subscribe(lines.on_event)
+            if hasattr(rt.broker, "queue"):  # a remote broker: its questions withdrawn at exit
+                rt.closers.append(rt.broker.close)
             for warning in start_warnings(rt):
                 _say(f"warning: {warning}")
             if remote is not None:
@@ -143,6 +143,20 @@ def run_teammate(args: argparse.Namespace, config_of: ConfigOf) -> int:
             rt.close(timeout=STOP_GRACE_S)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _own_broker(rt: Runtime):
+    """On a database board the lead's human answers what the rules leave open (through the
+    database: pg/approvals.RemoteBroker, which waits, saying so, while no lead listens);
+    on the workdir's files nobody can answer here: refused at once, as headless."""
+    if rt.stores.database is not None:
+        from ..pg.approvals import RemoteBroker
+        from ..team.roster import this_host
+
+        return RemoteBroker(rt.stores.database, this_host(), on_status=_say)
+    from ..permissions.broker import ApprovalBroker
+
+    return ApprovalBroker()
 
 
 def start_warnings(rt: Runtime) -> list[str]:

@@ -104,7 +104,8 @@ class Database:
                         f"-c statement_timeout={self.statement_timeout_ms}")
         except psycopg.Error as exc:
             raise storage_error(self, exc) from None
-        with self._lock:
+        with self._lock:  # connections the server dropped are forgotten here
+            self._all = [c for c in self._all if not c.closed]
             self._all.append(conn)
         return conn
 

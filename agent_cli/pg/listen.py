@@ -38,6 +38,11 @@ class Listener:
         self.connected = threading.Event()  # set while LISTENing (tests wait on it)
         self.reconnects = 0
 
+    @property
+    def active(self) -> bool:
+        """True while LISTENing: waiters are woken; else they poll (Wakeups.active)."""
+        return self.connected.is_set()
+
     def start(self) -> bool:
         """Start listening (idempotent); False when the first connection fails (the
         thread still runs and keeps trying)."""

@@ -52,7 +52,8 @@ class Team:
         self._lead_seen: set[str] = set()
         self._lead: Agent | None = None
         self.status = StatusWriter(runtime.roster, self._warn)
-        self.leases = LeaseRenewer(runtime.board, self._renewable, self._warn)
+        self.leases = LeaseRenewer(runtime.board, self._renewable, self._warn,
+                                   heartbeat=getattr(runtime.roster, "heartbeat", None))
         runtime.gate.plan_gate = self.plan_block
         self.assignments = AssignmentWatch(runtime, lambda: self.claims.is_open)
         runtime.events.subscribe(self.assignments.on_event)
