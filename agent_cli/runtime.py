@@ -2,7 +2,9 @@
 
 Runtime owns the workdir and builds the shared pieces once: event bus, change signal, task
 board, mailbox, roster, protocol store, permission policy, approval broker, audit log, gate,
-hooks and (lazily) the worktrees. It builds no Team: the composition root (app.py) attaches
+hooks and the worktrees. The four stores and the worktrees are built at first use: their
+pydantic models cost more than the first prompt needs (a fresh workdir's first prompt reads
+none of them). It builds no Team: the composition root (app.py) attaches
 one. Components take plain paths and callbacks so they test alone.
 """
 
@@ -63,21 +65,30 @@ class RuntimeConfig:
 CO_AUTHOR = "Claude <noreply@anthropic.com>"  # includeCoAuthoredBy: true, as Claude Code
 
 
+class _Store:
+    """A Runtime attribute built with the other stores at its first read (Runtime._open_stores),
+    then a plain instance attribute; assigning one (a test's own store) replaces it."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, runtime: Runtime | None, owner: type | None = None):
+        if runtime is None:
+            return self
+        runtime._open_stores()
+        return runtime.__dict__[self.name]
+
+
 class Runtime:
     """One session's shared state. Build with Runtime.open(workdir, config)."""
 
     def __init__(self, workdir: Path, config: RuntimeConfig | None = None) -> None:
-        from .board.store import TaskBoard
         from .permissions.audit import AuditLog
         from .permissions.broker import ApprovalBroker
         from .permissions.gate import PermissionGate
         from .permissions.hooks import HookRunner, load_hooks
         from .permissions.layers import SettingsLayers
         from .permissions.policy import PermissionPolicy
-        from .team.liveness import OwnerLiveness
-        from .team.mailbox import Mailbox
-        from .team.protocol import ProtocolStore
-        from .team.roster import Roster
 
         self.workdir = Path(workdir).resolve()
         self.config = config or RuntimeConfig()
@@ -89,16 +100,8 @@ class Runtime:
         self.events.subscribe(self.retries.on_event)
         self.changes = ChangeSignal()
         self.watcher = FileWatcher(self.workdir, self.changes.notify)  # started by the team
-        self.roster = Roster(self.team_dir, team_name=self.config.team_name)
-        self.board = TaskBoard(
-            self.tasks_dir,
-            on_change=self.changes.notify,
-            on_event=self.events.emit,
-            lease_s=self.config.lease_s,
-            owner_gone=OwnerLiveness(self.roster),
-        )
-        self.mail = Mailbox(self.team_dir, on_change=self.changes.notify)
-        self.protocols = ProtocolStore(self.team_dir)
+        self._stores_lock = threading.Lock()  # board, roster, mail, protocols: at first use
+        self._stores_built = False
         from .state_migration import check as check_state
 
         # old host-private state moved once; what a repository carries of it, reported
@@ -136,6 +139,40 @@ class Runtime:
         self._worktrees = None
         self._memory = None
         self._memory_lock = threading.Lock()
+
+    board = _Store()  # board.store.TaskBoard: .tasks/
+    roster = _Store()  # team.roster.Roster: .team/config.json
+    mail = _Store()  # team.mailbox.Mailbox: .team/inbox/
+    protocols = _Store()  # team.protocol.ProtocolStore: .team/requests.json
+
+    @property
+    def stores_open(self) -> bool:
+        """Whether the stores have been built (the toolbar draws without them until then)."""
+        return self._stores_built
+
+    def _open_stores(self) -> None:
+        """Build the board, roster, mailbox and protocol store once (any thread); one a test
+        put in place already is kept."""
+        with self._stores_lock:
+            if self._stores_built:
+                return
+            from .board.store import TaskBoard
+            from .team.liveness import OwnerLiveness
+            from .team.mailbox import Mailbox
+            from .team.protocol import ProtocolStore
+            from .team.roster import Roster
+
+            built = self.__dict__
+            roster = built.setdefault("roster",
+                                      Roster(self.team_dir, team_name=self.config.team_name))
+            built.setdefault("mail", Mailbox(self.team_dir, on_change=self.changes.notify))
+            built.setdefault("protocols", ProtocolStore(self.team_dir))
+            if "board" not in built:
+                built["board"] = TaskBoard(self.tasks_dir, on_change=self.changes.notify,
+                                           on_event=self.events.emit,
+                                           lease_s=self.config.lease_s,
+                                           owner_gone=OwnerLiveness(roster))
+            self._stores_built = True
 
     def sandbox_settings(self):  # -> sandbox.config.SandboxSettings
         """The sandbox settings now (re-read after the human trusted the project's)."""
@@ -186,8 +223,9 @@ class Runtime:
                 from .team.worktrees import Worktrees
 
                 co = self.settings.value("includeCoAuthoredBy")[0] is True
-                self._worktrees = Worktrees(self.workdir, self.board, self.config.worktrees,
-                                            events=self.events, mail=self.mail,
+                self._worktrees = Worktrees(self.workdir, lambda: self.board,
+                                            self.config.worktrees, events=self.events,
+                                            mail=lambda: self.mail,
                                             sandbox=self.sandbox,
                                             co_author=CO_AUTHOR if co else "")
                 if self._worktrees.landing is not None:

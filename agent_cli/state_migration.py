@@ -108,13 +108,15 @@ def _migrate_trust(path: Path, store: PrivateStore, is_tracked: bool) -> None:
 
 
 def _migrate_verify(workdir: Path, tracked: set[str]) -> None:
-    from .board.verify_authors import VerifyAuthors
-
     tasks = workdir / ".tasks"
     try:
         names = [n for n in os.listdir(tasks) if n.startswith("task_") and n.endswith(".json")]
     except OSError:
         return
+    if not names:  # a fresh workdir: no board models to build for nothing
+        return
+    from .board.verify_authors import VerifyAuthors
+
     authors = VerifyAuthors(workdir)
     for name in names:
         path = tasks / name
