@@ -31,7 +31,13 @@ HUMAN = ("cli", "user")
 
 
 def _tracked(workdir: Path) -> set[str]:
-    """Workdir-relative paths git tracks under .agent-cli/ and .tasks/ (one git call)."""
+    """Workdir-relative paths git tracks under .agent-cli/ and .tasks/ (one git call), asked
+    only when a file this module reads is there: else what git tracks changes nothing."""
+    from .board.presence import may_hold_tasks
+
+    if not may_hold_tasks(workdir / ".tasks") and not any(
+            os.path.lexists(workdir / rel) for rel in (*OLD_FILES, LOCAL)):
+        return set()
     repo = GitRepo.find(workdir)
     if repo is None:
         return set()
