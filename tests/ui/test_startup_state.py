@@ -1,10 +1,12 @@
 """Start-up builds the stores only for state that is there: a fresh workdir's first prompt
 and toolbar read nothing, yet a board, team or mail written before (or meanwhile, by another
-process) is shown, and tasks a gone teammate held are still offered for release."""
+process) is shown, and tasks a gone teammate held are still offered for release. Outside a
+repository no git process is spawned to find that out."""
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -89,3 +91,23 @@ def test_tasks_a_gone_teammate_holds_are_offered_before_the_first_prompt(workdir
     actions = [json.loads(line)["action"] for line in
                (workdir / ".tasks" / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     assert actions[-1] == "released"
+
+
+def test_git_is_asked_only_where_a_git_entry_could_make_a_work_tree(
+        workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agent_cli.gitrepo import GitRepo
+
+    calls = tmp_path / "git-calls"
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(f"#!/bin/sh\necho \"$PWD\" >> {calls}\nexit 128\n")
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    assert GitRepo.find(workdir) is None and not calls.exists()  # no .git anywhere above
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "sub").mkdir()
+    os.symlink(repo / "sub", tmp_path / "link")  # git sees the real place: inside the repo
+    for where in (repo, repo / "sub", tmp_path / "link"):
+        GitRepo.find(where)
+    assert len(calls.read_text().splitlines()) == 3
