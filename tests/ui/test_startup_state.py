@@ -82,6 +82,7 @@ def test_tasks_a_gone_teammate_holds_are_offered_before_the_first_prompt(workdir
         child.expect_exact("Release them")
         child.send("y\r")
         child.expect("ghost +released #1 left behind")  # the board's own line, in the feed
+        child.expect_exact("\x1b[?2004h")  # the first prompt is drawn (its terminal is raw)
         child.sendcontrol("d")
         child.expect(pexpect.EOF)
     finally:
