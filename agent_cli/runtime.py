@@ -2,10 +2,11 @@
 
 Runtime owns the workdir and builds the shared pieces once: event bus, change signal, task
 board, mailbox, roster, protocol store, permission policy, approval broker, audit log, gate,
-hooks and the worktrees. The four stores and the worktrees are built at first use: their
-pydantic models cost more than the first prompt needs (a fresh workdir's first prompt reads
-none of them). It builds no Team: the composition root (app.py) attaches
-one. Components take plain paths and callbacks so they test alone.
+hooks and (lazily) the worktrees. The four stores are built together at the first read of
+any of them: their pydantic models cost more than the first prompt needs (a fresh workdir's
+first prompt reads none of them; the worktrees get the board as a function for the same
+reason). It builds no Team: the composition root (app.py) attaches one. Components take plain
+paths and callbacks so they test alone.
 """
 
 from __future__ import annotations
