@@ -85,6 +85,22 @@ def host_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def _may_be_in_work_tree(workdir: Path) -> bool:
+    """False only when no directory at or above `workdir` (as git sees it: symlinks
+    resolved) holds a `.git` entry: git would find no work tree, so none is asked (a start
+    outside a repository spawns no git). Anything that cannot be checked: True."""
+    here = Path(os.path.realpath(workdir))
+    for d in (here, *here.parents):
+        try:
+            os.lstat(d / ".git")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        return True
+    return False
+
+
 @dataclass(frozen=True)
 class GitRepo:
     """A repository's main working tree (`top`), its common git dir, and where the workdir
@@ -97,6 +113,8 @@ class GitRepo:
     @classmethod
     def find(cls, workdir: Path) -> GitRepo | None:
         """The repository `workdir` belongs to, or None (not in one, no git, a bare repo)."""
+        if not _may_be_in_work_tree(workdir):
+            return None
         try:
             proc = subprocess.run(
                 ["git", *_CONFIG, "rev-parse", "--show-toplevel", "--git-common-dir",

@@ -2,8 +2,11 @@
 
 Runtime owns the workdir and builds the shared pieces once: event bus, change signal, task
 board, mailbox, roster, protocol store, permission policy, approval broker, audit log, gate,
-hooks and (lazily) the worktrees. It builds no Team: the composition root (app.py) attaches
-one. Components take plain paths and callbacks so they test alone.
+hooks and (lazily) the worktrees. The four stores are built together at the first read of
+any of them: their pydantic models cost more than the first prompt needs (a fresh workdir's
+first prompt reads none of them; the worktrees get the board as a function for the same
+reason). It builds no Team: the composition root (app.py) attaches one. Components take plain
+paths and callbacks so they test alone.
 """
 
 from __future__ import annotations
@@ -72,6 +75,20 @@ class RuntimeConfig:
 CO_AUTHOR = "Claude <noreply@anthropic.com>"  # includeCoAuthoredBy: true, as Claude Code
 
 
+class _Store:
+    """A Runtime attribute built with the other stores at its first read (Runtime._open_stores),
+    then a plain instance attribute; assigning one (a test's own store) replaces it."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, runtime: Runtime | None, owner: type | None = None):
+        if runtime is None:
+            return self
+        runtime._open_stores()
+        return runtime.__dict__[self.name]
+
+
 class Runtime:
     """One session's shared state. Build with Runtime.open(workdir, config)."""
 
@@ -82,7 +99,7 @@ class Runtime:
         from .permissions.hooks import HookRunner, load_hooks
         from .permissions.layers import SettingsLayers
         from .permissions.policy import PermissionPolicy
-        from .stores import board_location, open_stores
+        from .stores import board_location
 
         self.workdir = Path(workdir).resolve()
         self.config = config or RuntimeConfig()
@@ -93,19 +110,13 @@ class Runtime:
         self.retries = RetryStatus()  # who waits to retry a model call (toolbar, /team)
         self.events.subscribe(self.retries.on_event)
         self.changes = ChangeSignal()
-        # the team's stores, from the one factory (files, or the --board database)
-        self.stores = open_stores(
-            self.workdir,
-            board_location(self.config.board, {}, None, self.config.team_name),
-            on_change=self.changes.notify,
-            on_event=self.events.emit,
-            lease_s=self.config.lease_s,
-        )
-        self.board = self.stores.board
-        self.mail = self.stores.mail
-        self.roster = self.stores.roster
-        self.protocols = self.stores.protocols
-        self.watcher = self.stores.wakeups(self.changes.notify)  # started by the team
+        # the team's stores, from the one factory (files, or the --board database), at first
+        # use; a bad location is refused now, before anything else is built
+        self.location = board_location(self.config.board, {}, None, self.config.team_name)
+        self._stores_lock = threading.Lock()  # board, roster, mail, protocols: at first use
+        self._stores_built = False
+        if self.location.kind != "files":
+            self._open_stores()  # a database: a missing backend or server is said at start
         self.closers: list[Callable[[], None]] = []  # run by close(), last added first
         from .state_migration import check as check_state
 
@@ -147,6 +158,35 @@ class Runtime:
         self._worktrees = None
         self._memory = None
         self._memory_lock = threading.Lock()
+
+    board = _Store()  # the team's board (store_api.BoardStore): .tasks/ or the database
+    roster = _Store()  # store_api.RosterStore: .team/config.json or the database
+    mail = _Store()  # store_api.MailStore: .team/inbox/ or the database
+    protocols = _Store()  # store_api.ProtocolStoreApi: .team/requests.json or the database
+    stores = _Store()  # the StoreSet they came from (stores.open_stores)
+    watcher = _Store()  # its wakeups(changes.notify): started by the team
+
+    @property
+    def stores_open(self) -> bool:
+        """Whether the stores have been built (the toolbar draws without them until then)."""
+        return self._stores_built
+
+    def _open_stores(self) -> None:
+        """Open the team's stores once (any thread), through the one factory
+        (stores.open_stores); one a test put in place already is kept."""
+        with self._stores_lock:
+            if self._stores_built:
+                return
+            from .stores import open_stores
+
+            opened = open_stores(self.workdir, self.location, on_change=self.changes.notify,
+                                 on_event=self.events.emit, lease_s=self.config.lease_s)
+            built = self.__dict__
+            for name in ("board", "roster", "mail", "protocols"):
+                built.setdefault(name, getattr(opened, name))
+            built.setdefault("stores", opened)
+            built.setdefault("watcher", opened.wakeups(self.changes.notify))
+            self._stores_built = True
 
     def sandbox_settings(self):  # -> sandbox.config.SandboxSettings
         """The sandbox settings now (re-read after the human trusted the project's); the
@@ -203,8 +243,9 @@ class Runtime:
                 from .team.worktrees import Worktrees
 
                 co = self.settings.value("includeCoAuthoredBy")[0] is True
-                self._worktrees = Worktrees(self.workdir, self.board, self.config.worktrees,
-                                            events=self.events, mail=self.mail,
+                self._worktrees = Worktrees(self.workdir, lambda: self.board,
+                                            self.config.worktrees, events=self.events,
+                                            mail=lambda: self.mail,
                                             sandbox=self.sandbox,
                                             co_author=CO_AUTHOR if co else "")
                 if self._worktrees.landing is not None:
@@ -292,7 +333,7 @@ class Runtime:
 
     def recheck_interval(self) -> float:
         """How long a waiter may sleep before re-checking on-disk stamps: short when only
-        polling can see other processes' changes, long when the FileWatcher wakes it."""
+        polling can see other processes' changes, long when the stores' waker wakes it."""
         return self.config.watched_interval_s if self.watcher.active else \
             self.config.check_interval_s
 
@@ -306,6 +347,7 @@ class Runtime:
         for closer in reversed(self.closers):  # e.g. the approval bridge of a database board
             closer()
         self.sandbox.close()
-        self.watcher.close()
-        self.stores.close()
+        if self._stores_built:  # never opened just to be closed
+            self.watcher.close()
+            self.stores.close()
         return busy

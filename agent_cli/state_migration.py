@@ -31,7 +31,13 @@ HUMAN = ("cli", "user")
 
 
 def _tracked(workdir: Path) -> set[str]:
-    """Workdir-relative paths git tracks under .agent-cli/ and .tasks/ (one git call)."""
+    """Workdir-relative paths git tracks under .agent-cli/ and .tasks/ (one git call), asked
+    only when a file this module reads is there: else what git tracks changes nothing."""
+    from .board.presence import may_hold_tasks
+
+    if not may_hold_tasks(workdir / ".tasks") and not any(
+            os.path.lexists(workdir / rel) for rel in (*OLD_FILES, LOCAL)):
+        return set()
     repo = GitRepo.find(workdir)
     if repo is None:
         return set()
@@ -108,13 +114,15 @@ def _migrate_trust(path: Path, store: PrivateStore, is_tracked: bool) -> None:
 
 
 def _migrate_verify(workdir: Path, tracked: set[str]) -> None:
-    from .board.verify_authors import VerifyAuthors
-
     tasks = workdir / ".tasks"
     try:
         names = [n for n in os.listdir(tasks) if n.startswith("task_") and n.endswith(".json")]
     except OSError:
         return
+    if not names:  # a fresh workdir: no board models to build for nothing
+        return
+    from .board.verify_authors import VerifyAuthors
+
     authors = VerifyAuthors(workdir)
     for name in names:
         path = tasks / name

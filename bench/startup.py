@@ -3,7 +3,8 @@ the first prompt on screen (median of several runs; target <= 400 ms). Also chec
 anthropic SDK is not imported when the demo model is used.
 
 floor_ms, measured in the same run the same way: a bare prompt_toolkit prompt in a process
-that imported rich and pydantic too (the libraries agent-cli cannot start without), so
+that imported rich and pydantic too (the libraries a session cannot run without, though its
+first prompt no longer imports pydantic: the stores are built at first use), so
 `startup_vs_floor` says what agent-cli adds on this machine today. Bytecode is written and
 used, as on a user's machine (PYTHONDONTWRITEBYTECODE is dropped for the children).
 

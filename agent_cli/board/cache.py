@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,8 +27,8 @@ from ..fsutil import JSON_CAP, open_at, open_dir, open_state, read_fd
 from .journal import Journal, read_journal, read_stamp
 from .leases import LeaseIndex
 from .models import Problem, Task, parse_task
+from .presence import TASK_FILE_RE
 
-TASK_FILE_RE = re.compile(r"^task_(.*)\.json$")
 RACY_NS = 50_000_000  # a signature is trusted once the file is this much older than the read
 FULL_RESCAN_NS = 5_000_000_000  # rescan the directory at least this often (hand edits)
 

@@ -21,11 +21,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import Refused, StorageError, UserError
 from ..fsutil import append_line
-from .eventlog import event_record
-from .models import Task
+
+if TYPE_CHECKING:  # the task model (pydantic): not for reading --lease or $AGENT_CLI_LEASE_S
+    from .models import Task
 
 DEFAULT_LEASE_S = 600.0
 LEASE_ENV = "AGENT_CLI_LEASE_S"
@@ -321,6 +323,8 @@ def taken_back(
     due: list[Expiry], tasks: Mapping[int, Task], now: str
 ) -> tuple[list[Task], list[dict]]:
     """The tasks back to pending and their `lease_expired` events (owner, token, when)."""
+    from .eventlog import event_record
+
     back, events = [], []
     for exp in due:
         back.append(

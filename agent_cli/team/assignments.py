@@ -11,7 +11,6 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from ..board.routing import check_assignee, same_role
 from ..errors import AgentCliError, UserError
 from ..events import MessageEvent, Notice, TurnFinished
 from ..names import LEAD
@@ -30,6 +29,8 @@ def stranded(
 ) -> dict[int, str]:
     """task id -> why no running member may take it ("assigned to writer, who is not
     running (shut down)"), for every pending task with an assignee or a role."""
+    from ..board.routing import same_role  # with the task model: not before the first prompt
+
     by_name = {m.name: m for m in members}
     running = [m for m in by_name.values() if m.status not in ENDED and alive(m)]
     running_names = {m.name for m in running}
@@ -113,6 +114,8 @@ def check_pairing(roster: Roster, assignee: str | None, role: str | None) -> Non
     """Refuse an assignee and a role that could never meet: a member of another role."""
     if not assignee or not role:
         return
+    from ..board.routing import check_assignee, same_role
+
     member = roster.get(check_assignee(assignee) or "")
     if member is not None and not same_role(member.role, role):
         raise UserError(

@@ -62,7 +62,7 @@ class Landing:
         self.wt = wt
         self.repo = wt.repo
         self.events = events
-        self.mail = mail
+        self.mail = mail  # a Mailbox, a function that returns it (read at first use), or None
         self.store = wt.private
         self.lock = StateLock(self.store.path("landing.lock"), timeout=LANDING_LOCK_TIMEOUT_S)
         self.journal = self.store.path(JOURNAL)
@@ -323,8 +323,9 @@ class Landing:
         tid, owner = job["task"], job["owner"]
         content = (f"task #{tid} ({job.get('subject', '')}) completed: {job['result']}"
                    f"{self.wt.result_note(tid)} [landing finished after a restart]")
+        mail = self.mail() if callable(self.mail) else self.mail
         try:
-            self.mail.send(owner, LEAD, content, type="result")
+            mail.send(owner, LEAD, content, type="result")
         except (OSError, StorageError):
             return
         if self.events is not None:

@@ -11,6 +11,7 @@ operation that finds an owner holding a task.
 from __future__ import annotations
 
 import os
+import socket
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -19,6 +20,11 @@ from ..errors import CorruptFile
 
 if TYPE_CHECKING:
     from .roster import Member, Roster
+
+
+def this_host() -> str:
+    """The host name a roster entry and a session record (pid, host) are written with."""
+    return socket.gethostname()
 
 
 def pid_ended(pid: int) -> bool:
@@ -49,8 +55,6 @@ def gone_reason(member: Member, host: str) -> str | None:
 
 def member_gone(member: Member) -> str | None:
     """For `agent-cli team` and /team: why a member the roster shows running is not."""
-    from .roster import this_host
-
     if member.status in ("shutdown", "failed"):
         return None
     return gone_reason(member, this_host())
@@ -60,8 +64,6 @@ class OwnerLiveness:
     """Callable: owners -> {owner: why its process is gone} for the provably gone ones."""
 
     def __init__(self, roster: Roster) -> None:  # any roster with stamp() and load()
-        from .roster import this_host
-
         self._roster = roster
         self._host = this_host()
         self._lock = threading.Lock()

@@ -51,12 +51,30 @@ class Team:
         self._state_gen = 0
         self._lead_seen: set[str] = set()
         self._lead: Agent | None = None
-        self.status = StatusWriter(runtime.roster, self._warn)
-        self.leases = LeaseRenewer(runtime.board, self._renewable, self._warn,
-                                   heartbeat=getattr(runtime.roster, "heartbeat", None))
+        self._parts_lock = threading.Lock()  # status and leases: built at first use
+        self._status: StatusWriter | None = None
+        self._leases: LeaseRenewer | None = None
         runtime.gate.plan_gate = self.plan_block
         self.assignments = AssignmentWatch(runtime, lambda: self.claims.is_open)
         runtime.events.subscribe(self.assignments.on_event)
+
+    @property
+    def status(self) -> StatusWriter:
+        """The roster's writer, built at first use (the runtime's stores are lazy)."""
+        with self._parts_lock:
+            if self._status is None:
+                self._status = StatusWriter(self.rt.roster, self._warn)
+            return self._status
+
+    @property
+    def leases(self) -> LeaseRenewer:
+        """The lease renewer, built at first use (the runtime's stores are lazy)."""
+        with self._parts_lock:
+            if self._leases is None:
+                self._leases = LeaseRenewer(
+                    self.rt.board, self._renewable, self._warn,
+                    heartbeat=getattr(self.rt.roster, "heartbeat", None))  # a database's
+            return self._leases
 
     # ---- teammates -------------------------------------------------------------------
 
@@ -190,8 +208,10 @@ class Team:
                 mate.agent.interrupt()
         for mate in mates:
             mate.thread.join(INTERRUPT_GRACE_S if mate.thread.is_alive() else 0)
-        self.status.flush(max(0.0, deadline - time.monotonic()))
-        self.leases.stop()
+        if self._status is not None:  # else nothing was ever posted
+            self._status.flush(max(0.0, deadline - time.monotonic()))
+        if self._leases is not None:  # else no renewer ever ran
+            self._leases.stop()
         self._file_closing_answers(sent)
         return busy
 

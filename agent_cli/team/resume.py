@@ -18,8 +18,7 @@ from ..errors import AgentCliError, NotFound, Refused
 from ..events import Notice
 from ..fsutil import utc_now
 from ..names import LEAD
-from .liveness import pid_ended
-from .roster import this_host
+from .liveness import pid_ended, this_host
 from .sessions import Session, SessionStore
 
 if TYPE_CHECKING:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from ..errors import CorruptFile, NotFound, Refused, StorageError, UnusableFile,
 from ..fsutil import atomic_write_json, ensure_dir, parse_json, read_state, utc_now
 from ..names import NAME_RE, check_name
 from . import StateLock, set_aside
+from .liveness import this_host  # noqa: F401  (where the roster's callers have found it)
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +90,6 @@ class RosterSnapshot:
 def thread_name(member: str) -> str:
     """The name of the thread that runs teammate `member` in its process."""
     return f"teammate-{member}"
-
-
-def this_host() -> str:
-    return socket.gethostname()
 
 
 def _one_line(exc: ValidationError) -> str:

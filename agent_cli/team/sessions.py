@@ -68,7 +68,7 @@ class SessionStore:
         self._lock = threading.Lock()
 
     def create(self, mode: str) -> Session:
-        from .roster import this_host
+        from .liveness import this_host
 
         now = datetime.now(UTC)
         sid = f"{now:%Y%m%d-%H%M%S}{now.microsecond // 1000:03d}-{secrets.token_hex(2)}"

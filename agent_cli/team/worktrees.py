@@ -16,7 +16,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,12 +57,15 @@ def setting_mode(workdir: Path) -> str | None:
 class Worktrees:
     """The task worktrees of one workdir. `enabled` is False outside git or when off."""
 
-    def __init__(self, workdir: Path, board: TaskBoard, mode: str | None = None,
-                 events=None, mail=None, sandbox=None, co_author: str = "") -> None:
+    def __init__(self, workdir: Path, board: TaskBoard | Callable[[], TaskBoard],
+                 mode: str | None = None, events=None, mail=None, sandbox=None,
+                 co_author: str = "") -> None:
+        """`board` may be a function that returns it: read at first use (the banner and a
+        fresh repository's set-up need no board)."""
         self.workdir = Path(workdir)
         self.co_author = co_author  # a Co-Authored-By trailer for landing commits, or ""
         self.sandbox = sandbox  # the session's Sandbox: a landing's verify runs inside it
-        self.board = board
+        self._board = board
         self.mode = mode or setting_mode(self.workdir) or "auto"
         if self.mode not in MODES:
             raise UserError(f"worktrees must be one of {', '.join(MODES)}, not {self.mode!r}")
@@ -96,6 +99,11 @@ class Worktrees:
         """A teammate on another host: complete_task pushes the task's branch to `remote`
         and the lead's host lands it (team/remote_branches.py)."""
         self.remote = remote
+
+    @property
+    def board(self) -> TaskBoard:
+        board = self._board
+        return board() if callable(board) else board
 
     # ----- where things are ------------------------------------------------------------
     def banner_line(self) -> str:

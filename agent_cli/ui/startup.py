@@ -55,17 +55,23 @@ def demo_hint(runtime: Any, env: Any = os.environ) -> str | None:
 
 
 def stale_tasks(runtime: Any) -> list[Any]:
-    """In-progress tasks owned by teammates that are not running in this session."""
+    """In-progress tasks owned by teammates that are not running in this session (a workdir
+    whose `.tasks/` provably holds no task builds no board for the answer)."""
+    from ..board.presence import may_hold_tasks
+
+    files = getattr(getattr(runtime, "location", None), "kind", "files") == "files"
+    if files and not may_hold_tasks(runtime.tasks_dir):  # the probe knows files only
+        return []
+    held = [t for t in runtime.board.snapshot().tasks
+            if t.status == "in_progress" and t.owner and t.owner != "lead"]
+    if not held:
+        return []
     running = set(runtime.team.running()) | {m.name for m in getattr(runtime, "resuming", [])}
     try:  # teammates that another live process runs (pid and host in config.json)
         running |= {m.name for m in runtime.roster.members() if runtime.roster.is_alive(m)}
     except AgentCliError:
         pass  # an unreadable config.json: only this process's teammates count as running
-    return [
-        t
-        for t in runtime.board.snapshot().tasks
-        if t.status == "in_progress" and t.owner and t.owner != "lead" and t.owner not in running
-    ]
+    return [t for t in held if t.owner not in running]
 
 
 def stale_question(tasks: list[Any]) -> Text:

@@ -5,6 +5,8 @@ Also the task-state helpers /tasks shares (what counts as blocked).
 
 Status reads the board and roster at most every `ttl` seconds (or at once after an event
 marks it stale), so redraws stay cheap; a failing read shows as an error, never a crash.
+While the runtime has not built its stores and the state is provably empty
+(team/state_probe.py), nothing is read: a fresh workdir's first prompt builds no store.
 """
 
 from __future__ import annotations
@@ -101,15 +103,8 @@ class StatusCache:
             self._at = now
         snap = StatusSnapshot()
         try:
-            board = self.runtime.board.snapshot()
-            snap.counts = count_tasks(list(board.tasks), len(board.problems))
-            snap.members = [
-                m for m in self.runtime.roster.members()
-                if m.status != "shutdown" and m.name != "lead"
-            ]
-            unread = self.runtime.team.lead_unread()
-            snap.lead_unread = len(unread)
-            snap.plans_waiting = sum(m.type == "plan_approval_request" for m in unread)
+            if self._stores_worth_reading():
+                self._read_stores(snap)
             retries = getattr(self.runtime, "retries", None)
             snap.retries = retries.waiting() if retries is not None else {}
         except Exception as exc:  # a toolbar must never take the prompt down
@@ -117,6 +112,25 @@ class StatusCache:
         with self._lock:
             self._snap = snap
         return snap
+
+    def _stores_worth_reading(self) -> bool:
+        """False while the stores are unbuilt and would read nothing (state_probe.py)."""
+        rt = self.runtime
+        location = getattr(rt, "location", None)
+        if getattr(rt, "stores_open", True) or getattr(location, "kind", "files") != "files":
+            return True  # the probe looks at files only: a database board is read
+        from ..team.state_probe import provably_empty
+
+        return not provably_empty(rt.tasks_dir, rt.team_dir)
+
+    def _read_stores(self, snap: StatusSnapshot) -> None:
+        board = self.runtime.board.snapshot()
+        snap.counts = count_tasks(list(board.tasks), len(board.problems))
+        snap.members = [m for m in self.runtime.roster.members()
+                        if m.status != "shutdown" and m.name != "lead"]
+        unread = self.runtime.team.lead_unread()
+        snap.lead_unread = len(unread)
+        snap.plans_waiting = sum(m.type == "plan_approval_request" for m in unread)
 
 
 @dataclass(frozen=True)

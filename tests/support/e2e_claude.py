@@ -219,6 +219,22 @@ def cli_env(base_url: str, api_key: str = "test", extra: Mapping[str, str] = ())
     return env
 
 
+# How long a test waits for a CLI process before it calls it hung. Only a guard: on a
+# machine loaded to ~10 a start to the first teammate request took 15-50 s here, so a
+# verdict never waits on a shorter clock than this one.
+HANG_S = 600.0
+
+
+def wait_for_process_event(event: threading.Event, proc: Any, what: str) -> None:
+    """Block until `event` is set, or fail as soon as `proc` (a Popen) ends without it:
+    however slow the machine, only a process that ends or hangs fails here."""
+    either = threading.Event()
+    threading.Thread(target=lambda: (proc.wait(), either.set()), daemon=True).start()
+    threading.Thread(target=lambda: (event.wait(), either.set()), daemon=True).start()
+    either.wait(HANG_S)
+    assert event.is_set(), f"{what}: never happened (exit code {proc.poll()})"
+
+
 def cli_command() -> list[str]:
     """The installed `agent-cli` entry point next to this Python (else `python -m agent_cli`)."""
     script = Path(sys.executable).with_name("agent-cli")

@@ -34,6 +34,19 @@ HEAVY = (
     "agent_cli.tools.base",  # the tools' input models
     "agent_cli.memory",  # AGENTS.md / CLAUDE.md: read for the lead's first turn
     "rich.table",  # the slash commands' tables
+    # The stores' models: built at the first read of a store (runtime.py). A workdir with no
+    # board, team or mail builds none for its first prompt (team/state_probe.py).
+    "pydantic",
+    "pydantic_core",
+    "agent_cli.board.models",
+    "agent_cli.board.store",
+    "agent_cli.board.inputs",
+    "agent_cli.board.eventlog",
+    "agent_cli.board.verify_authors",  # the one-time state migration, only with task files
+    "agent_cli.team.roster",
+    "agent_cli.team.mailbox",
+    "agent_cli.team.protocol",
+    "agent_cli.agent.transcript",
 )
 
 # Runs the real entry point; when the first prompt has been drawn, writes the loaded modules
