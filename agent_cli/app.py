@@ -17,7 +17,7 @@ def open_runtime(workdir: Path, config: RuntimeConfig | None = None) -> Runtime:
 
     runtime = Runtime.open(workdir, config)
     runtime.attach_team(Team(runtime))
-    if runtime.stores.database is not None and runtime.config.broker_factory is None:
+    if runtime.location.kind != "files" and runtime.config.broker_factory is None:
         _bridge_remote_approvals(runtime)
     return runtime
 
