@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-# pg_cluster / pg_schema / pg_db: a throwaway PostgreSQL server for the pg backend's tests.
-pytest_plugins = ["support.pg"]
+# pg_cluster / pg_schema / pg_db: a throwaway PostgreSQL server for the pg backend's tests;
+# board_backend: the board's contract tests once per backend (files, postgresql).
+pytest_plugins = ["support.pg", "support.board_backends"]
 
 # The property tests (shell analysis against real bash) draw the same examples on every run,
 # so a submission's CI is not decided by luck; AGENT_CLI_FUZZ=random explores new ones.

@@ -1,0 +1,287 @@
+"""Who holds a task on PostgreSQL: claim, claim the next, complete and release.
+
+A claim is one statement: pick the row with every claim rule in its WHERE (pending, no
+owner, no unfinished dependency: `waiting = 0`, the routing of board/routing.py, the owner
+holding nothing), lock it (`FOR UPDATE SKIP LOCKED` for claim_next, a wait for an explicit
+claim, re-checked on the row as committed), record the fresh token (a token already drawn
+on this board is drawn again) and write the claim. A completion checks owner, token and lease
+in its UPDATE's WHERE and lowers the `waiting` of the tasks it unblocks in the same
+transaction. The refusal texts are the file board's: when nothing was changed, the row is
+read again and the same rules (dag.py, routing.py) say why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+
+from ..board import dag, routing
+from ..board.eventlog import event_record
+from ..board.leases import TOKEN_DRAWS, TOKEN_RE, LeaseExpired
+from ..board.models import ClaimResult, CompleteResult, Task
+from ..errors import NotFound, Refused
+from .board_rows import NOW, T_COLS, TASK_COLS, task_of
+from .board_tx import BoardTx, Change, OwnerBusy
+
+RACE_RETRIES = 5  # a claimable task seen but lost to a racer: look again this often
+
+_PICK = """
+    SELECT id FROM board_task
+    WHERE status = 'pending' AND waiting = 0 {which}
+      AND (assignee IS NULL OR assignee = %(owner)s)
+      AND (role_key IS NULL OR role_key = %(role_key)s::text)
+      AND NOT EXISTS (SELECT 1 FROM board_task h
+                      WHERE h.owner = %(owner)s AND h.status = 'in_progress')
+    ORDER BY id LIMIT 1
+    FOR UPDATE {skip}"""
+
+_CLAIM = f"""
+WITH pick AS ({{pick}}),
+tok AS (
+    INSERT INTO board_token (token, task_id, fate)
+    SELECT %(token)s, id, 'c' FROM pick
+    ON CONFLICT (token) DO NOTHING
+    RETURNING task_id),
+claimed AS (
+    UPDATE board_task t SET status = 'in_progress', owner = %(owner)s,
+        claim_token = %(token)s, claimed_at = {NOW},
+        lease_expires_at = {NOW} + %(lease_ms)s * interval '1 millisecond',
+        updated_at = {NOW}
+    FROM tok WHERE t.id = tok.task_id
+    RETURNING {T_COLS})
+SELECT (SELECT id FROM pick), claimed.* FROM (SELECT 1) AS one LEFT JOIN claimed ON true
+"""
+CLAIM_NEXT = _CLAIM.replace("{pick}", _PICK.format(which="", skip="SKIP LOCKED"))
+CLAIM_ID = _CLAIM.replace("{pick}", _PICK.format(which="AND id = %(id)s", skip=""))
+
+COMPLETE = f"""
+WITH done AS (
+    UPDATE board_task SET status = 'completed', claim_token = NULL, lease_expires_at = NULL,
+        result = %(result)s, updated_at = {NOW}
+    WHERE id = %(id)s AND status = 'in_progress' AND owner = %(owner)s
+      AND claim_token = %(token)s AND lease_expires_at > {NOW}
+    RETURNING {TASK_COLS}),
+tok AS (UPDATE board_token SET fate = 'd'
+        WHERE token = %(token)s AND EXISTS (SELECT 1 FROM done))
+SELECT * FROM done
+"""
+UNBLOCK = """
+UPDATE board_task SET waiting = greatest(waiting - 1, 0)
+WHERE id IN (SELECT task_id FROM board_dependency WHERE blocker_id = %(id)s)
+RETURNING id, status, owner, waiting
+"""
+RELEASE = f"""
+WITH old AS (
+    SELECT id, claim_token FROM board_task
+    WHERE id = %(id)s AND status = 'in_progress' AND owner = %(owner)s FOR UPDATE),
+back AS (
+    UPDATE board_task t SET status = 'pending', owner = NULL, claim_token = NULL,
+        claimed_at = NULL, lease_expires_at = NULL, updated_at = {NOW}
+    FROM old WHERE t.id = old.id
+    RETURNING {T_COLS}),
+tok AS (UPDATE board_token k SET fate = 'r' FROM old WHERE k.token = old.claim_token)
+SELECT * FROM back
+"""
+GET = f"SELECT {TASK_COLS} FROM board_task WHERE id = %(id)s"
+HELD = (f"SELECT {TASK_COLS} FROM board_task WHERE owner = %(owner)s "
+        "AND status = 'in_progress' ORDER BY id")
+BLOCKERS = f"SELECT {TASK_COLS} FROM board_task WHERE id = ANY(%(ids)s::bigint[])"
+# what an idle reason needs: every unfinished task, the tasks they wait on, and the count
+IDLE = f"""
+SELECT {TASK_COLS} FROM board_task
+WHERE status <> 'completed'
+   OR id IN (SELECT unnest(blocked_by) FROM board_task WHERE status = 'pending')
+"""
+LEASE_STATE = (f"SELECT lease_expires_at <= {NOW} FROM board_task "
+               "WHERE id = %(id)s AND status = 'in_progress'")
+TOKEN_FATE = "SELECT task_id, fate FROM board_token WHERE token = %(token)s"
+
+
+def role_key(role: str | None) -> str | None:
+    """The claimer's role as routing.same_role compares it (spaces collapsed, case ignored)."""
+    return routing.normalize_role(role).casefold() if role is not None else None
+
+
+def one(conn: psycopg.Connection, query: str, params: dict) -> Task | None:
+    row = conn.execute(query, params).fetchone()
+    return task_of(row) if row is not None else None
+
+
+class PgClaims:
+    """The holder-changing writes of one PgTaskBoard (it delegates to this)."""
+
+    def __init__(self, tx: BoardTx, new_token: Callable[[], str],
+                 lease_ms: Callable[[float | None], int]) -> None:
+        self.tx = tx
+        self._new_token = new_token
+        self._lease_ms = lease_ms
+
+    # ----- claims -----
+    def claim(self, task_id: int, owner: str, role: str | None, lease_s: float | None) -> Task:
+        for _ in range(RACE_RETRIES):
+            try:
+                task = self.tx.run(lambda c: self._claim(c, task_id, owner, role, lease_s, "claim"))
+            except (OwnerBusy, _Raced):
+                task = None
+            if task is not None:
+                return task
+        raise Refused(f"task {task_id} not claimed: other claims kept taking it first")
+
+    def claim_next(self, owner: str, role: str | None, lease_s: float | None,
+                   detail: str) -> ClaimResult:
+        for _ in range(RACE_RETRIES):
+            try:
+                task = self.tx.run(
+                    lambda c: self._claim(c, None, owner, role, lease_s, "claim_next", detail))
+            except OwnerBusy:
+                task = None
+            if task is not None:
+                return ClaimResult(task, f"claimed #{task.id}")
+            held = self.held(owner)
+            if held is not None:
+                return ClaimResult(None, f"{owner} still holds #{held.id}")
+            reason = self.idle_text(owner, role, None)
+            if not reason.endswith(" is claimable"):
+                return ClaimResult(None, reason)
+            # a claimable task was locked by a change that then rolled back, or a racer
+            # took it: look again
+        return ClaimResult(None, "no claimable task: others kept taking them first")
+
+    def _claim(self, conn: psycopg.Connection, task_id: int | None, owner: str,
+               role: str | None, lease_s: float | None, via: str, detail: str = ""
+               ) -> tuple[Task | None, Change | None]:
+        params = self.tx.params(id=task_id, owner=owner, role_key=role_key(role),
+                                lease_ms=self._lease_ms(lease_s))
+        query = CLAIM_ID if task_id is not None else CLAIM_NEXT
+        picked = None
+        for _ in range(TOKEN_DRAWS):
+            token = self._new_token()
+            if not isinstance(token, str) or not TOKEN_RE.fullmatch(token):
+                continue
+            row = conn.execute(query, {**params, "token": token}).fetchone()
+            picked = row[0]
+            if picked is None:
+                if task_id is not None:
+                    raise Refused(self._claim_refusal(conn, task_id, owner, role))
+                return None, None
+            if row[1] is not None:
+                task = task_of(row[1:])
+                record = event_record(owner, "claimed", task.id, owner=owner, via=via,
+                                      subject=task.subject)
+                return task, Change([record], {task.id: task.subject}, detail)
+        raise Refused(f"task {picked or task_id} not claimed: the token generator gave only "
+                      "used claim tokens")
+
+    def _claim_refusal(self, conn: psycopg.Connection, task_id: int, owner: str,
+                       role: str | None) -> str:
+        """Why an explicit claim took nothing (the file board's words); "" = it raced."""
+        task = one(conn, GET, {"id": task_id})
+        if task is None:
+            raise NotFound(f"no task {task_id}")
+        held = one(conn, HELD, {"owner": owner})
+        blockers = {t.id: t for t in map(task_of, conn.execute(
+            BLOCKERS, {"ids": task.blocked_by}).fetchall())}
+        reason = routing.claim_refusal(task, owner, role) or dag.claim_refusal(
+            task, owner, blockers, held)
+        if reason is None:
+            raise _Raced()
+        return reason
+
+    # ----- completion, release -----
+    def complete(self, task_id: int, owner: str, token: object, result: str,
+                 actor: str) -> CompleteResult:
+        params = self.tx.params(id=task_id, owner=owner, token=token, result=result)
+        out = self.tx.run(lambda c: self._complete(c, params, actor))
+        if isinstance(out, CompleteResult):
+            return out
+        self.tx.sweep()  # the lease ran out under us: take it back, then say so
+        raise out
+
+    def _complete(self, conn: psycopg.Connection, params: dict, actor: str):
+        conn.execute("SELECT pg_advisory_xact_lock_shared(hashtext(%s))", (self.tx.graph_key,))
+        token_ok = isinstance(params["token"], str)
+        done = one(conn, COMPLETE, params) if token_ok else None
+        task_id, owner = params["id"], params["owner"]
+        if done is None:
+            return self._complete_refusal(conn, params), None
+        rows = conn.execute(UNBLOCK, {"id": task_id}).fetchall()
+        unblocked = sorted(tid for tid, status, who, waiting in rows
+                           if status == "pending" and who is None and waiting == 0)
+        record = event_record(actor, "completed", task_id, owner=owner,
+                              result=params["result"][:200], unblocked=unblocked)
+        return CompleteResult(done, unblocked), Change([record], {task_id: done.subject})
+
+    def _complete_refusal(self, conn: psycopg.Connection, params: dict) -> Refused:
+        """The file board's answer, in its order: lease expired, then the holder checks."""
+        task_id, owner, token = params["id"], params["owner"], params["token"]
+        task = one(conn, GET, {"id": task_id})
+        if task is None:
+            raise NotFound(f"no task {task_id}")
+        if isinstance(token, str) and token != task.claim_token and task.status != "completed":
+            fate = conn.execute(TOKEN_FATE, {"token": token}).fetchone()
+            if fate is not None and fate[0] == task_id and fate[1] == "x":
+                return expired(owner, task_id)
+        check_holder(task, owner)
+        if token != task.claim_token:
+            raise Refused(f"wrong claim token for task {task_id}")
+        # owner and token right: the lease ran out since this operation's sweep
+        return expired(owner, task_id)
+
+    def release(self, task_id: int, owner: str, reason: str) -> Task:
+        params = self.tx.params(id=task_id, owner=owner)
+
+        def body(conn: psycopg.Connection) -> tuple[Task, Change]:
+            back = one(conn, RELEASE, params)
+            if back is None:
+                task = one(conn, GET, {"id": task_id})
+                if task is None:
+                    raise NotFound(f"no task {task_id}")
+                check_holder(task, owner)
+                raise _Raced()
+            record = event_record(owner, "released", task_id, owner=owner, reason=reason)
+            return back, Change([record], {task_id: back.subject})
+
+        for _ in range(RACE_RETRIES):
+            try:
+                return self.tx.run(body)
+            except _Raced:
+                continue
+        raise Refused(f"task {task_id} not released: it kept changing under us")
+
+    # ----- reads the refusals need -----
+    def held(self, owner: str) -> Task | None:
+        rows = self.tx.read(HELD, {"owner": owner})
+        return task_of(rows[0]) if rows else None
+
+    def idle_text(self, owner: str, role: str | None, held: Task | None) -> str:
+        """Why `owner` (of `role`) has nothing to claim: dag.idle_text over the unfinished
+        tasks and what they wait on (completed ones elsewhere only count)."""
+        if held is not None:
+            return f"{owner} holds #{held.id}"
+        tasks = {t.id: t for t in map(task_of, self.tx.read(IDLE))}
+        if not any(t.status != "completed" for t in tasks.values()):
+            [(total,)] = self.tx.read("SELECT count(*) FROM board_task")
+            return f"all {total} tasks completed" if total else "no tasks on the board"
+        return dag.idle_text(owner, tasks, set(), None,
+                             lambda t: routing.refusal(t, owner, role), routing.short_reason)
+
+
+class _Raced(Refused):
+    """Nothing changed, yet no rule refuses: a racer changed the row meanwhile."""
+
+
+def expired(owner: str, task_id: int) -> LeaseExpired:
+    return LeaseExpired(
+        f"lease expired: {owner}'s claim on task {task_id} ran out and the task "
+        "went back to pending; claim it again")
+
+
+def check_holder(task: Task, owner: str) -> None:
+    """The file board's holder checks (claims.py `_check_holder`)."""
+    if task.status == "completed":
+        raise Refused(f"task {task.id} is completed")
+    if task.status == "pending":
+        raise Refused(f"task {task.id} is not claimed")
+    if task.owner != owner:
+        raise Refused(f"task {task.id} is owned by {task.owner}")
