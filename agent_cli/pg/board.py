@@ -265,7 +265,7 @@ class PgTaskBoard:
         claimable or not theirs to take (assigned to someone else, another role)."""
         task_id = check_id(task_id)
         check_name(owner, "owner")
-        self._tx.sweep()
+        self._tx.presweep()
         return self._claims.claim(task_id, owner, role, lease_s)
 
     def claim_next(
@@ -275,7 +275,7 @@ class PgTaskBoard:
         """Claim the lowest claimable id `owner` (of `role`) may take, or say why there is
         none. `detail` is what its notification says ("auto-claimed")."""
         check_name(owner, "owner")
-        self._tx.sweep()
+        self._tx.presweep()
         return self._claims.claim_next(owner, role, lease_s, detail)
 
     def complete(
@@ -286,7 +286,7 @@ class PgTaskBoard:
         check_name(owner, "owner")
         actor = check_name(actor, "actor") if actor is not None else owner
         check_text(result, "task result")
-        self._tx.sweep()
+        self._tx.presweep()
         return self._claims.complete(task_id, owner, claim_token, result, actor)
 
     def release(self, task_id: int, owner: str, reason: str = "") -> Task:

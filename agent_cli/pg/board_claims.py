@@ -22,7 +22,7 @@ from ..board.leases import TOKEN_DRAWS, TOKEN_RE, LeaseExpired
 from ..board.models import ClaimResult, CompleteResult, Task
 from ..errors import NotFound, Refused
 from .board_rows import NOW, T_COLS, TASK_COLS, task_of
-from .board_tx import BoardTx, Change, OwnerBusy
+from .board_tx import DUE_NOW, WRITE_TAIL, BoardTx, Change, OwnerBusy
 
 RACE_RETRIES = 5  # a claimable task seen but lost to a racer: look again this often
 
@@ -33,6 +33,7 @@ _PICK = """
       AND (role_key IS NULL OR role_key = %(role_key)s::text)
       AND NOT EXISTS (SELECT 1 FROM board_task h
                       WHERE h.owner = %(owner)s AND h.status = 'in_progress')
+      AND (%(ignore_due)s OR NOT {due})
     ORDER BY id LIMIT 1
     FOR UPDATE {skip}"""
 
@@ -49,11 +50,18 @@ claimed AS (
         lease_expires_at = {NOW} + %(lease_ms)s * interval '1 millisecond',
         updated_at = {NOW}
     FROM tok WHERE t.id = tok.task_id
-    RETURNING {T_COLS})
-SELECT (SELECT id FROM pick), claimed.* FROM (SELECT 1) AS one LEFT JOIN claimed ON true
+    RETURNING {T_COLS}),
+changed AS (
+    SELECT id, %(owner)s::text AS ev_actor, 'claimed' AS ev_action,
+           json_build_object('owner', %(owner)s::text, 'via', %(via)s::text,
+                             'subject', subject) AS ev_details
+    FROM claimed),{WRITE_TAIL}
+SELECT (SELECT id FROM pick), {DUE_NOW}, (SELECT count(*) FROM note), claimed.*
+FROM (SELECT 1) AS one LEFT JOIN claimed ON true
 """
-CLAIM_NEXT = _CLAIM.replace("{pick}", _PICK.format(which="", skip="SKIP LOCKED"))
-CLAIM_ID = _CLAIM.replace("{pick}", _PICK.format(which="AND id = %(id)s", skip=""))
+CLAIM_NEXT = _CLAIM.replace("{pick}", _PICK.format(which="", skip="SKIP LOCKED", due=DUE_NOW))
+CLAIM_ID = _CLAIM.replace("{pick}", _PICK.format(which="AND id = %(id)s", skip="",
+                                                 due=DUE_NOW))
 
 COMPLETE = f"""
 WITH done AS (
@@ -61,15 +69,18 @@ WITH done AS (
         result = %(result)s, updated_at = {NOW}
     WHERE id = %(id)s AND status = 'in_progress' AND owner = %(owner)s
       AND claim_token = %(token)s AND lease_expires_at > {NOW}
+      AND (%(ignore_due)s OR NOT {DUE_NOW})
     RETURNING {TASK_COLS}),
 tok AS (UPDATE board_token SET fate = 'd'
-        WHERE token = %(token)s AND EXISTS (SELECT 1 FROM done))
-SELECT * FROM done
-"""
-UNBLOCK = """
-UPDATE board_task SET waiting = greatest(waiting - 1, 0)
-WHERE id IN (SELECT task_id FROM board_dependency WHERE blocker_id = %(id)s)
-RETURNING id, status, owner, waiting
+        WHERE token = %(token)s AND EXISTS (SELECT 1 FROM done)),
+unblocked AS (SELECT board_unblock(done.id, %(graph)s) AS ids FROM done),
+changed AS (
+    SELECT done.id, %(actor)s::text AS ev_actor, 'completed' AS ev_action,
+           json_build_object('owner', %(owner)s::text, 'result', left(%(result)s, 200),
+                             'unblocked', to_json(u.ids)) AS ev_details
+    FROM done, unblocked u),{WRITE_TAIL}
+SELECT {DUE_NOW}, (SELECT ids FROM unblocked), (SELECT count(*) FROM note), done.*
+FROM (SELECT 1) AS one LEFT JOIN done ON true
 """
 RELEASE = f"""
 WITH old AS (
@@ -121,7 +132,9 @@ class PgClaims:
     def claim(self, task_id: int, owner: str, role: str | None, lease_s: float | None) -> Task:
         for _ in range(RACE_RETRIES):
             try:
-                task = self.tx.run(lambda c: self._claim(c, task_id, owner, role, lease_s, "claim"))
+                task = self.tx.run(
+                    lambda c: self._claim(c, task_id, owner, role, lease_s, "claim"),
+                    statement=True)
             except (OwnerBusy, _Raced):
                 task = None
             if task is not None:
@@ -133,7 +146,8 @@ class PgClaims:
         for _ in range(RACE_RETRIES):
             try:
                 task = self.tx.run(
-                    lambda c: self._claim(c, None, owner, role, lease_s, "claim_next", detail))
+                    lambda c: self._claim(c, None, owner, role, lease_s, "claim_next", detail),
+                    statement=True)
             except OwnerBusy:
                 task = None
             if task is not None:
@@ -151,8 +165,10 @@ class PgClaims:
     def _claim(self, conn: psycopg.Connection, task_id: int | None, owner: str,
                role: str | None, lease_s: float | None, via: str, detail: str = ""
                ) -> tuple[Task | None, Change | None]:
+        ignore_due = not self.tx.may_sweep()
         params = self.tx.params(id=task_id, owner=owner, role_key=role_key(role),
-                                lease_ms=self._lease_ms(lease_s))
+                                lease_ms=self._lease_ms(lease_s), via=via,
+                                ignore_due=ignore_due, channel=self.tx.db.channel)
         query = CLAIM_ID if task_id is not None else CLAIM_NEXT
         picked = None
         for _ in range(TOKEN_DRAWS):
@@ -160,16 +176,18 @@ class PgClaims:
             if not isinstance(token, str) or not TOKEN_RE.fullmatch(token):
                 continue
             row = conn.execute(query, {**params, "token": token}).fetchone()
-            picked = row[0]
+            picked, due = row[0], row[1]
+            if picked is None and due and not ignore_due:
+                self.tx.sweep_first()  # a lease ran out: taken back before any claim
             if picked is None:
                 if task_id is not None:
                     raise Refused(self._claim_refusal(conn, task_id, owner, role))
                 return None, None
-            if row[1] is not None:
-                task = task_of(row[1:])
+            if row[3] is not None:
+                task = task_of(row[3:])
                 record = event_record(owner, "claimed", task.id, owner=owner, via=via,
                                       subject=task.subject)
-                return task, Change([record], {task.id: task.subject}, detail)
+                return task, Change([record], {task.id: task.subject}, detail, written=True)
         raise Refused(f"task {picked or task_id} not claimed: the token generator gave only "
                       "used claim tokens")
 
@@ -191,26 +209,34 @@ class PgClaims:
     # ----- completion, release -----
     def complete(self, task_id: int, owner: str, token: object, result: str,
                  actor: str) -> CompleteResult:
-        params = self.tx.params(id=task_id, owner=owner, token=token, result=result)
-        out = self.tx.run(lambda c: self._complete(c, params, actor))
+        params = self.tx.params(id=task_id, owner=owner, token=token, result=result,
+                                actor=actor, graph=self.tx.graph_key,
+                                channel=self.tx.db.channel)
+        out, due = self.tx.run(lambda c: self._complete(c, params), statement=True)
+        if due or not isinstance(out, CompleteResult):
+            self.tx.sweep()  # leases left to take back, or this one ran out under us
         if isinstance(out, CompleteResult):
             return out
-        self.tx.sweep()  # the lease ran out under us: take it back, then say so
         raise out
 
-    def _complete(self, conn: psycopg.Connection, params: dict, actor: str):
-        conn.execute("SELECT pg_advisory_xact_lock_shared(hashtext(%s))", (self.tx.graph_key,))
-        token_ok = isinstance(params["token"], str)
-        done = one(conn, COMPLETE, params) if token_ok else None
+    def _complete(self, conn: psycopg.Connection, params: dict):
+        ignore_due = not self.tx.may_sweep()
         task_id, owner = params["id"], params["owner"]
-        if done is None:
-            return self._complete_refusal(conn, params), None
-        rows = conn.execute(UNBLOCK, {"id": task_id}).fetchall()
-        unblocked = sorted(tid for tid, status, who, waiting in rows
-                           if status == "pending" and who is None and waiting == 0)
-        record = event_record(actor, "completed", task_id, owner=owner,
-                              result=params["result"][:200], unblocked=unblocked)
-        return CompleteResult(done, unblocked), Change([record], {task_id: done.subject})
+        if isinstance(params["token"], str):
+            due, unblocked, _, *row = conn.execute(
+                COMPLETE, {**params, "ignore_due": ignore_due}).fetchone()
+        else:
+            [(due,)] = conn.execute(f"SELECT {DUE_NOW}", params).fetchall()
+            row = [None]
+        if row[0] is None:
+            if due and not ignore_due:
+                self.tx.sweep_first()  # the file board's order: leases first, then the rules
+            return (self._complete_refusal(conn, params), False), None
+        done = task_of(row)
+        record = event_record(params["actor"], "completed", task_id, owner=owner,
+                              result=params["result"][:200], unblocked=list(unblocked))
+        change = Change([record], {task_id: done.subject}, written=True)
+        return (CompleteResult(done, list(unblocked)), due), change
 
     def _complete_refusal(self, conn: psycopg.Connection, params: dict) -> Refused:
         """The file board's answer, in its order: lease expired, then the holder checks."""

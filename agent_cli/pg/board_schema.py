@@ -6,9 +6,9 @@ in_progress task (a partial unique index), a token is never handed out twice (th
 table's key), a dependency names an existing task, and each status keeps the invariants of
 `.tasks/README.md` (check constraints). `waiting` counts a task's unfinished dependencies: it
 is kept in the same transaction as every completion and dependency change, so the claim
-statement tests one column of the row it locks. `board_state` holds the change stamp; each
-changing transaction bumps it as its last statement, so the stamp lock is held only for the
-commit and event ids follow commit order.
+statement tests one column of the row it locks (`board_unblock` lowers it). `board_state`
+holds the change stamp; each change bumps it last, so the stamp's row lock is held only until
+the commit and event ids follow commit order.
 """
 
 from __future__ import annotations
@@ -76,6 +76,27 @@ CREATE TABLE board_event (
     task_id bigint NOT NULL,
     details json NOT NULL  -- json, not jsonb: its keys stay in the order written
 );
+-- A completion's effect on what waits for it: called inside the completing statement, its
+-- UPDATE takes a fresh snapshot (a volatile function does) after the graph lock, so it sees
+-- every dependency a create or update committed before; it returns what became claimable.
+CREATE FUNCTION board_unblock(done bigint, graph_key text) RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    ids bigint[];
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared(hashtext(graph_key));
+    WITH lowered AS (
+        UPDATE board_task t SET waiting = greatest(t.waiting - 1, 0)
+        FROM board_dependency d
+        WHERE d.blocker_id = done AND t.id = d.task_id
+        RETURNING t.id, t.status, t.owner, t.waiting)
+    SELECT coalesce(array_agg(id ORDER BY id)
+                    FILTER (WHERE status = 'pending' AND owner IS NULL AND waiting = 0),
+                    '{}')
+    INTO ids FROM lowered;
+    RETURN ids;
+END
+$$;
 """
 
 BOARD = Component("board", (_V1,))

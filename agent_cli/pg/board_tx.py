@@ -2,15 +2,16 @@
 its NOTIFY in one transaction, told to this process (on_change, then on_event) in commit
 order, and the lease sweep every operation starts with.
 
-A change runs its statements (row locks, checks, the change itself), then under this
-instance's commit lock one last statement bumps `board_state.seq`, inserts the event rows
-and notifies the team's channel, and commits. Holding the stamp row only from that statement
-to the commit keeps the board's writers apart for the shortest time, and gives event ids in
-commit order; holding the commit lock over it queues this process's notifications in the
-same order. While holding the commit lock a thread waits on nothing but the stamp row, whose
-holder is itself committing: no thread of this process waits on one that waits on it.
-A deadlock the server breaks, or a serialization failure, is retried (the body is re-run
-from the start); any other server failure is one line (StorageError), the change rolled back.
+A claim or a completion is one statement in autocommit that does all of it (board_claims.py);
+any other change runs its statements after BEGIN, then one last statement bumps
+`board_state.seq`, inserts the event rows and notifies the team's channel, and commits
+(pipelined: BEGIN goes out with the first statement, the last with COMMIT). The stamp's row is
+taken last, so it is held only until the commit, and event ids follow commit order.
+This instance's changes run one at a time (its commit lock, like the file board's in-process
+lock), so its notifications queue in commit order, and a thread never waits on the server for
+a row another thread of this instance holds. Other processes run concurrently: a deadlock the
+server breaks is retried (the body runs again from the start); any other server failure is
+one line (StorageError), the change rolled back.
 """
 
 from __future__ import annotations
@@ -46,6 +47,17 @@ e AS (INSERT INTO board_event (seq, n, time, actor, action, task_id, details)
 SELECT s.epoch, s.seq, CASE WHEN %(notify)s THEN pg_notify(%(channel)s, 'board') END FROM s
 """
 
+# The tail of a claim's or a completion's statement: after its `changed` CTE (the task's
+# `id`, `ev_actor`, `ev_action`, `ev_details`; no row: nothing changed), bump the stamp, log
+# the event, notify; `(SELECT count(*) FROM note)` in the final SELECT makes it run.
+WRITE_TAIL = f"""
+stamp AS (UPDATE board_state SET seq = seq + 1 WHERE EXISTS (SELECT 1 FROM changed)
+          RETURNING seq),
+ev AS (INSERT INTO board_event (seq, n, time, actor, action, task_id, details)
+       SELECT stamp.seq, 0, {NOW}, c.ev_actor, c.ev_action, c.id, c.ev_details
+       FROM stamp, changed c),
+note AS (SELECT pg_notify(%(channel)s, 'board') FROM stamp)"""
+
 DUE = f"""
 SELECT EXISTS (SELECT 1 FROM board_task
                WHERE status = 'in_progress' AND lease_expires_at <= {NOW}),
@@ -70,20 +82,31 @@ FROM due ORDER BY due.id
 """
 
 
+DUE_NOW = (f"EXISTS (SELECT 1 FROM board_task WHERE status = 'in_progress' "
+           f"AND lease_expires_at <= {NOW})")
+SWEEPS = 3  # leases taken back before one operation, at most (a locked row may stay due)
+
+
 class OwnerBusy(Exception):
     """A claim lost to another claim by the same owner (the one-per-owner index)."""
+
+
+class SweepFirst(Exception):
+    """Leases ran out (the operation's own statement saw it): take them back, run again."""
 
 
 @dataclass
 class Change:
     """What a transaction changed: its events.jsonl-shaped records, the subject of each task
     they name (for the notifications), and what the notifications say instead ("auto-claimed").
-    `notify` False: a write nobody needs waking for (a lease renewal)."""
+    `notify` False: a write nobody needs waking for (a lease renewal). `written`: the body's
+    own statement already bumped the stamp and wrote the records (a claim, a completion)."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
     subjects: dict[int, str] = field(default_factory=dict)
     detail: str = ""
     notify: bool = True
+    written: bool = False
 
 
 class _Subject:
@@ -107,6 +130,7 @@ class BoardTx:
         self._commit = threading.Lock()
         self._expired: list[Expiry] = []
         self._expired_lock = threading.Lock()
+        self._local = threading.local()  # .sweeps: taken back during this thread's run
 
     def params(self, **kw: Any) -> dict[str, Any]:
         return {"now": now_param(self.clock), **kw}
@@ -121,14 +145,23 @@ class BoardTx:
             raise storage_error(self.db, exc) from None
 
     # ----- changes -----
-    def run(self, body: Callable[[psycopg.Connection], tuple[T, Change | None]]) -> T:
+    def run(self, body: Callable[[psycopg.Connection], tuple[T, Change | None]], *,
+            statement: bool = False) -> T:
         """Run `body` in a transaction (again after a deadlock); its Change committed with
-        the stamp, events and NOTIFY, then announced. Refusals raised by `body` roll back."""
-        for attempt in range(RETRIES):
+        the stamp, events and NOTIFY, then announced. Refusals raised by `body` roll back.
+        `statement`: the body is one autocommit statement that writes its Change itself."""
+        sweeps = failures = 0
+        while True:
+            self._local.sweeps = sweeps  # what sweep_first reads (a nested run resets it)
             try:
-                result, change = self._once(body)
+                result, change = self._once(body, statement)
+            except SweepFirst:
+                sweeps += 1
+                self.sweep()
+                continue
             except (errors.DeadlockDetected, errors.SerializationFailure) as exc:
-                if attempt == RETRIES - 1:
+                failures += 1
+                if failures >= RETRIES:
                     raise storage_error(self.db, exc) from None
                 continue
             except errors.UniqueViolation as exc:
@@ -140,28 +173,31 @@ class BoardTx:
             if change is not None and change.records:
                 self._announce()
             return result
-        raise AssertionError("unreachable")
 
-    def _once(self, body: Callable[[psycopg.Connection], tuple[T, Change | None]]
-              ) -> tuple[T, Change | None]:
-        conn = self.db.conn()
-        conn.execute("BEGIN")
-        try:
-            result, change = body(conn)
-            if change is None:
-                conn.execute("COMMIT")
-                return result, None
-            with self._commit:
-                self._final(conn, change)
-                conn.execute("COMMIT")
+    def _once(self, body: Callable[[psycopg.Connection], tuple[T, Change | None]],
+              statement: bool) -> tuple[T, Change | None]:
+        with self._commit:
+            conn = self.db.conn()
+            try:
+                if statement:
+                    result, change = body(conn)
+                else:
+                    with conn.pipeline() as pipe:
+                        conn.execute("BEGIN")
+                        result, change = body(conn)
+                        if change is not None and not change.written:
+                            self._final(conn, change)
+                        conn.execute("COMMIT")
+                        pipe.sync()
+            except BaseException:
+                _rollback(conn)
+                raise
+            if change is not None and change.records:  # committed: queued in commit order
                 by_id = {tid: _Subject(s) for tid, s in change.subjects.items()}
                 self._notices.enqueue(
                     announcement(r, by_id.get(r["task_id"]), change.detail)  # type: ignore[arg-type]
                     for r in change.records)
-            return result, change
-        except BaseException:
-            _rollback(conn)
-            raise
+        return result, change
 
     def _final(self, conn: psycopg.Connection, change: Change) -> None:
         records = [{"n": n, "actor": r["actor"], "action": r["action"],
@@ -184,6 +220,27 @@ class BoardTx:
         return self._notices.held()
 
     # ----- leases -----
+    @property
+    def folded(self) -> bool:
+        """Whether claims and completions check for run-out leases in their own statement
+        (DUE_NOW) instead of a sweep first: always, unless owners' liveness must be asked."""
+        return self.owner_gone is None
+
+    def presweep(self) -> None:
+        """The sweep before a claim or completion, when it is not folded into them."""
+        if not self.folded:
+            self.sweep()
+
+    def may_sweep(self) -> bool:
+        """Whether the running body may still ask for a sweep first (SWEEPS at most: then it
+        goes on, and the leases left are taken back by the next operation)."""
+        return getattr(self._local, "sweeps", SWEEPS) < SWEEPS
+
+    def sweep_first(self) -> None:
+        """Called by a body that saw run-out leases and changed nothing: sweep, run again."""
+        if self.may_sweep():
+            raise SweepFirst()
+
     def sweep(self) -> None:
         """Take back every lease that ran out (database clock) or whose owner is provably
         gone, in one transaction with one lease_expired event each: what every board

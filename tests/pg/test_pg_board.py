@@ -102,14 +102,14 @@ def test_spawned_processes_given_the_database_share_the_board(pg_db):
 
 
 def test_a_dependency_added_while_its_blocker_completes_is_counted(pg_db):
-    board = PgTaskBoard(pg_db)
+    board, other = PgTaskBoard(pg_db), PgTaskBoard(pg_db)  # as two processes
     for _ in range(60):
         blocker = board.create("blocker")
         later = board.create("later")
         held = board.claim(blocker.id, "alice")
         with ThreadPoolExecutor(2) as pool:
             done = pool.submit(board.complete, blocker.id, "alice", held.claim_token)
-            upd = pool.submit(board.update, later.id, add_blocked_by=[blocker.id])
+            upd = pool.submit(other.update, later.id, add_blocked_by=[blocker.id])
             done.result(30)
             upd.result(30)
         # whichever went first, `later` is claimable now: its blocker is completed
