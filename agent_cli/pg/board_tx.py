@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg import errors
+from psycopg.pq import TransactionStatus
 from psycopg.types.json import Json
 
 from ..board.announce import announcement
@@ -276,7 +277,7 @@ class BoardTx:
 
 
 def _rollback(conn: psycopg.Connection) -> None:
-    if conn.closed or conn.broken:
+    if conn.closed or conn.broken or conn.info.transaction_status == TransactionStatus.IDLE:
         return
     try:
         conn.execute("ROLLBACK")
