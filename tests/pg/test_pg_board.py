@@ -116,3 +116,23 @@ def test_a_dependency_added_while_its_blocker_completes_is_counted(pg_db):
         assert board.claim(later.id, "bob").owner == "bob"
         board.release(later.id, "bob")
         board.update(later.id, assignee="carol")  # out of the way of the next claim_next
+
+
+def test_an_owner_proved_gone_loses_its_task_at_the_next_operation(pg_db):
+    gone: dict[str, str] = {}
+    asked: list[list[str]] = []
+
+    def owner_gone(owners):
+        asked.append(sorted(owners))
+        return {o: gone[o] for o in owners if o in gone}
+
+    board = PgTaskBoard(pg_db, owner_gone=owner_gone)
+    board.create("job")
+    board.claim(1, "alice")
+    assert board.get(1).owner == "alice" and asked[-1] == ["alice"]
+    gone["alice"] = "no heartbeat for 45 s"
+    assert board.claim_next("bob").task.id == 1  # taken back first, then claimable
+    [exp] = board.take_expired()
+    assert (exp.task_id, exp.owner, exp.reason) == (1, "alice", "no heartbeat for 45 s")
+    [event] = [e for e in board.events() if e["action"] == "lease_expired"]
+    assert (event["actor"], event["details"]["reason"]) == ("host", "no heartbeat for 45 s")
