@@ -60,7 +60,7 @@ UPDATE board_task SET blocked_by = %(deps)s, waiting = waiting + %(more)s,
 WHERE id = %(id)s RETURNING {TASK_COLS}
 """
 RENEW = f"""
-UPDATE board_task SET lease_expires_at = {NOW} + %(lease_ms)s * interval '1 millisecond'
+UPDATE board_task SET lease_expires_at = {NOW} + %(lease_ms)s::float8 * interval '1 millisecond'
 WHERE status = 'in_progress' AND owner = ANY(%(owners)s::text[])
   AND lease_expires_at > {NOW}
 RETURNING {TASK_COLS}

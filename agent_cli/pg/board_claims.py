@@ -47,7 +47,7 @@ tok AS (
 claimed AS (
     UPDATE board_task t SET status = 'in_progress', owner = %(owner)s,
         claim_token = %(token)s, claimed_at = {NOW},
-        lease_expires_at = {NOW} + %(lease_ms)s * interval '1 millisecond',
+        lease_expires_at = {NOW} + %(lease_ms)s::float8 * interval '1 millisecond',
         updated_at = {NOW}
     FROM tok WHERE t.id = tok.task_id
     RETURNING {T_COLS}),
