@@ -104,8 +104,6 @@ SELECT {TASK_COLS} FROM board_task
 WHERE status <> 'completed'
    OR id IN (SELECT unnest(blocked_by) FROM board_task WHERE status = 'pending')
 """
-LEASE_STATE = (f"SELECT lease_expires_at <= {NOW} FROM board_task "
-               "WHERE id = %(id)s AND status = 'in_progress'")
 TOKEN_FATE = "SELECT task_id, fate FROM board_token WHERE token = %(token)s"
 
 
@@ -143,23 +141,24 @@ class PgClaims:
 
     def claim_next(self, owner: str, role: str | None, lease_s: float | None,
                    detail: str) -> ClaimResult:
+        wanted: int | None = None  # SKIP LOCKED passed it over: wait for its row this time
         for _ in range(RACE_RETRIES):
             try:
                 task = self.tx.run(
-                    lambda c: self._claim(c, None, owner, role, lease_s, "claim_next", detail),
+                    lambda c, w=wanted: self._claim(c, w, owner, role, lease_s, "claim_next",
+                                                    detail),
                     statement=True)
-            except OwnerBusy:
+            except (OwnerBusy, _Raced, _Taken):  # _Taken: the one it waited for is gone
                 task = None
             if task is not None:
                 return ClaimResult(task, f"claimed #{task.id}")
             held = self.held(owner)
             if held is not None:
                 return ClaimResult(None, f"{owner} still holds #{held.id}")
-            reason = self.idle_text(owner, role, None)
-            if not reason.endswith(" is claimable"):
+            first, reason = self.look(owner, role)
+            if first is None:
                 return ClaimResult(None, reason)
-            # a claimable task was locked by a change that then rolled back, or a racer
-            # took it: look again
+            wanted = first  # locked by a change still under way (or one rolled back)
         return ClaimResult(None, "no claimable task: others kept taking them first")
 
     def _claim(self, conn: psycopg.Connection, task_id: int | None, owner: str,
@@ -181,7 +180,7 @@ class PgClaims:
                 self.tx.sweep_first()  # a lease ran out: taken back before any claim
             if picked is None:
                 if task_id is not None:
-                    raise Refused(self._claim_refusal(conn, task_id, owner, role))
+                    raise _Taken(self._claim_refusal(conn, task_id, owner, role))
                 return None, None
             if row[3] is not None:
                 task = task_of(row[3:])
@@ -281,20 +280,30 @@ class PgClaims:
         return task_of(rows[0]) if rows else None
 
     def idle_text(self, owner: str, role: str | None, held: Task | None) -> str:
-        """Why `owner` (of `role`) has nothing to claim: dag.idle_text over the unfinished
-        tasks and what they wait on (completed ones elsewhere only count)."""
+        """Why `owner` (of `role`) has nothing to claim (the file board's words)."""
         if held is not None:
             return f"{owner} holds #{held.id}"
+        return self.look(owner, role)[1]
+
+    def look(self, owner: str, role: str | None) -> tuple[int | None, str]:
+        """The first task `owner` may claim now (None if none) and the idle reason:
+        dag.idle_text over the unfinished tasks and what they wait on."""
         tasks = {t.id: t for t in map(task_of, self.tx.read(IDLE))}
         if not any(t.status != "completed" for t in tasks.values()):
             [(total,)] = self.tx.read("SELECT count(*) FROM board_task")
-            return f"all {total} tasks completed" if total else "no tasks on the board"
-        return dag.idle_text(owner, tasks, set(), None,
-                             lambda t: routing.refusal(t, owner, role), routing.short_reason)
+            return None, f"all {total} tasks completed" if total else "no tasks on the board"
+        may_take = lambda t: routing.refusal(t, owner, role)  # noqa: E731
+        first = dag.first_claimable(sorted(tasks), tasks, lambda t: may_take(t) is None)
+        reason = dag.idle_text(owner, tasks, set(), None, may_take, routing.short_reason)
+        return (first.id if first is not None else None), reason
 
 
 class _Raced(Refused):
     """Nothing changed, yet no rule refuses: a racer changed the row meanwhile."""
+
+
+class _Taken(Refused):
+    """An explicit claim refused by the rules (its message is the reason)."""
 
 
 def expired(owner: str, task_id: int) -> LeaseExpired:

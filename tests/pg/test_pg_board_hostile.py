@@ -126,3 +126,18 @@ def test_a_password_never_reaches_a_board_error(pg_cluster):
     with pytest.raises(StorageError) as err:
         PgTaskBoard(db)
     assert "s3cret" not in str(err.value) and "\n" not in str(err.value)
+
+
+def test_claim_next_waits_for_a_row_locked_by_a_change_that_rolls_back(pg_cluster, pg_db):
+    """SKIP LOCKED passes over a claimable task whose row another transaction holds; when
+    nothing else is claimable, claim_next waits for that row rather than answer "nothing"
+    while a task is claimable (the holder here rolls back, as a refused update does)."""
+    board = PgTaskBoard(pg_db)
+    board.create("the job")
+    blocker = Blocker(pg_cluster.url, pg_db.schema,
+                      "SELECT id FROM board_task WHERE id = 1 FOR UPDATE")
+    thread, out = in_thread(lambda: board.claim_next("alice"))
+    blocker.waiter()
+    blocker.release()
+    thread.join(WAIT_S)
+    assert out["value"].task is not None and out["value"].task.owner == "alice", out
