@@ -11,7 +11,8 @@ pg_claims_per_s           claim_next + complete by P processes (default 8) until
 files_claims_per_s        the same workload on the file board (.tasks/ in a temp directory).
 floor_claims_per_s        the server's floor: the same processes running a bare
                           `UPDATE ... FOR UPDATE SKIP LOCKED` claim and an `UPDATE` completion
-                          per task on a one-table queue (no rules, no events, no stamp);
+                          per task on a one-table queue with a partial index on the free rows
+                          (no rules, tokens, events, stamp or NOTIFY);
                           pg_vs_floor_pct = pg_claims_per_s / floor_claims_per_s.
 pg_claim_next_ms_p50      one claim_next on a 10,000-task board, one process (median).
                           Target <= 1.
@@ -123,6 +124,7 @@ def floor_per_s(url: str, n: int, procs: int) -> float:
         conn.execute("CREATE TABLE floor (id bigint PRIMARY KEY, owner text, "
                      "done boolean NOT NULL DEFAULT false)")
         conn.execute("INSERT INTO floor (id) SELECT generate_series(1, %s)", (n,))
+        conn.execute("CREATE INDEX floor_free ON floor (id) WHERE owner IS NULL")
         conn.execute("VACUUM ANALYZE floor")
     done, seconds = race(floor_worker, url, procs)
     assert done == n
