@@ -3,7 +3,7 @@
     python bench/pg_board.py [--json] [--tasks N] [--procs P]
 
 It starts its own throwaway cluster (tests/support/pg.py's start_cluster: Debian's
-postgresql, fsync off) and deletes it at the end. Figures:
+postgresql, fsync off; so it needs the test extra) and deletes it at the end. Figures:
 
 pg_claims_per_s           claim_next + complete by P processes (default 8) until a board of N
                           tasks (default 10,000; half wait on a task 100 ids earlier) is done.
