@@ -10,8 +10,9 @@ import pytest
 from hypothesis import settings
 
 # pg_cluster / pg_schema / pg_db: a throwaway PostgreSQL server for the pg backend's tests;
-# team_backend: the team stores on files and on PostgreSQL, for the contract tests.
-pytest_plugins = ["support.pg", "support.team_backends"]
+# team_backend: the team stores on files and on PostgreSQL, for the contract tests;
+# board_backend: the board's contract tests once per backend (files, postgresql).
+pytest_plugins = ["support.pg", "support.team_backends", "support.board_backends"]
 
 # The property tests (shell analysis against real bash) draw the same examples on every run,
 # so a submission's CI is not decided by luck; AGENT_CLI_FUZZ=random explores new ones.

@@ -1,4 +1,5 @@
-"""Task board behaviour a user relies on: claiming, completing, releasing, ids, events, stamps."""
+"""Task board behaviour a user relies on: claiming, completing, releasing, ids, events, stamps.
+The semantic tests run on both backends (`board`); the ones about files on the file board."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.board_backends import Backend
 
 from agent_cli.board import TaskBoard
 from agent_cli.board import section as store_mod
@@ -18,11 +20,17 @@ from agent_cli.errors import NotFound, Refused, StorageError
 
 
 @pytest.fixture
-def board(workdir: Path) -> TaskBoard:
+def board(board_backend: Backend) -> TaskBoard:
+    return board_backend.board()
+
+
+@pytest.fixture
+def file_board(workdir: Path) -> TaskBoard:
     return TaskBoard(workdir / ".tasks")
 
 
-def test_task_file_uses_the_on_disk_contract(board: TaskBoard) -> None:
+def test_task_file_uses_the_on_disk_contract(file_board: TaskBoard) -> None:
+    board = file_board
     task = board.create(
         "Write the parser",
         "lexer and parser",
@@ -96,7 +104,8 @@ def test_release_puts_the_task_back(board: TaskBoard) -> None:
         board.complete(task.id, "bob", task.claim_token, "stale token")
 
 
-def test_ids_are_never_reused_even_after_a_file_is_deleted(board: TaskBoard) -> None:
+def test_ids_are_never_reused_even_after_a_file_is_deleted(file_board: TaskBoard) -> None:
+    board = file_board
     board.create("a")
     two = board.create("b")
     (board.dir / f"task_{two.id}.json").unlink()
@@ -125,7 +134,8 @@ def test_every_change_is_in_the_event_log(board: TaskBoard) -> None:
     assert all("time" in e and "details" in e for e in board.events())
 
 
-def test_events_skip_a_torn_last_line(board: TaskBoard) -> None:
+def test_events_skip_a_torn_last_line(file_board: TaskBoard) -> None:
+    board = file_board
     board.create("a")
     with open(board.dir / "events.jsonl", "ab") as fh:
         fh.write(b'{"time": "2025-01-01T00:00:00Z", "act')
@@ -150,18 +160,18 @@ def test_stamp_changes_on_every_write_and_only_then(board: TaskBoard) -> None:
     assert board.stamp() == s2
 
 
-def test_on_change_called_after_each_write(workdir: Path) -> None:
+def test_on_change_called_after_each_write(board_backend: Backend) -> None:
     calls: list[str] = []
-    board = TaskBoard(workdir / ".tasks", on_change=lambda: calls.append(board.stamp()))
+    board = board_backend.board(on_change=lambda: calls.append(board.stamp()))
     board.create("a")
     board.claim_next("alice")
     board.claim_next("bob")  # nothing claimed: no change
     assert len(calls) == 2 and calls[0] != calls[1]
 
 
-def test_second_instance_sees_every_change(workdir: Path) -> None:
-    """Another board on the same directory stands in for another process."""
-    mine, other = TaskBoard(workdir / ".tasks"), TaskBoard(workdir / ".tasks")
+def test_second_instance_sees_every_change(board_backend: Backend) -> None:
+    """Another board on the same directory (schema) stands in for another process."""
+    mine, other = board_backend.board(), board_backend.board()
     mine.create("a")
     assert [t.subject for t in other.snapshot().tasks] == ["a"]
     for i in range(40):  # same-size rewrites of one file: inode numbers and mtimes repeat
@@ -281,8 +291,8 @@ def test_the_event_of_a_write_that_did_not_land_is_never_appended(workdir, monke
     assert [e["action"] for e in board.events()] == ["created", "claimed"]
 
 
-def test_every_event_carries_a_unique_id(workdir):
-    board = TaskBoard(workdir / ".tasks")
+def test_every_event_carries_a_unique_id(board_backend: Backend) -> None:
+    board = board_backend.board()
     board.create("one")
     board.create("two", blocked_by=[1])
     token = board.claim(1, "alice").claim_token

@@ -1,5 +1,6 @@
 """Many claimers, threads and processes, on one board: every task is owned exactly once,
-nothing is lost, and a writer killed at any moment never leaves a broken board."""
+nothing is lost, and a writer killed at any moment never leaves a broken board. The races run
+on both backends; the killed file writers on files (tests/pg has the database's)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from support.board_backends import Backend
 from support.race import TIMEOUT, Race, launch, ready
 
 from agent_cli.board import TaskBoard
@@ -19,11 +21,8 @@ from agent_cli.board import TaskBoard
 # prints the ids it claimed as JSON.
 CLAIMER = r"""
 import json, sys
-from pathlib import Path
-import pytest
-
-from agent_cli.board import TaskBoard
-board = TaskBoard(Path(sys.argv[1]))
+from support.board_backends import open_board
+board = open_board(sys.argv[1])
 owner = sys.argv[2]
 print("ready", flush=True)
 sys.stdin.readline()
@@ -91,10 +90,10 @@ def claimers(race: Race, boards: list[TaskBoard]) -> dict[str, list[int]]:
     return claimed
 
 
-def check_each_task_owned_once(tasks_dir: Path, claimed: dict[str, list[int]], n: int) -> None:
+def check_each_task_owned_once(backend: Backend, claimed: dict[str, list[int]], n: int) -> None:
     all_ids = [i for ids in claimed.values() for i in ids]
     assert sorted(all_ids) == list(range(1, n + 1)), Counter(all_ids).most_common(3)
-    board = TaskBoard(tasks_dir)
+    board = backend.board()
     snap = board.snapshot()
     assert snap.problems == []
     owner_of = {i: o for o, ids in claimed.items() for i in ids}
@@ -106,44 +105,43 @@ def check_each_task_owned_once(tasks_dir: Path, claimed: dict[str, list[int]], n
     assert events == {"created": n, "claimed": n, "completed": n}
 
 
-def test_eight_threads_share_one_board(workdir: Path) -> None:
-    board = TaskBoard(workdir / ".tasks")
+def test_eight_threads_share_one_board(board_backend: Backend) -> None:
+    board = board_backend.board()
     fill(board, 200)
     race = Race(TIMEOUT)
     claimed = claimers(race, [board] * 8)
     race.go()
     race.finish()  # no racer raised
-    check_each_task_owned_once(board.dir, claimed, 200)
+    check_each_task_owned_once(board_backend, claimed, 200)
     assert sum(1 for ids in claimed.values() if ids) > 1  # they really competed
 
 
-def test_eight_threads_with_their_own_board_instances(workdir: Path) -> None:
-    fill(TaskBoard(workdir / ".tasks"), 200)
-    boards = [TaskBoard(workdir / ".tasks") for _ in range(8)]
+def test_eight_threads_with_their_own_board_instances(board_backend: Backend) -> None:
+    fill(board_backend.board(), 200)
+    boards = [board_backend.board() for _ in range(8)]
     race = Race(TIMEOUT)
     claimed = claimers(race, boards)
     race.go()
     race.finish()  # no racer raised
-    check_each_task_owned_once(workdir / ".tasks", claimed, 200)
+    check_each_task_owned_once(board_backend, claimed, 200)
 
 
-def test_four_processes_and_eight_threads_claim_together(workdir: Path) -> None:
-    tasks_dir = workdir / ".tasks"
-    board = TaskBoard(tasks_dir)
+def test_four_processes_and_eight_threads_claim_together(board_backend: Backend) -> None:
+    board = board_backend.board()
     fill(board, 200)
     race = Race(TIMEOUT)
     for i in range(4):
-        race.process(f"p{i}", CLAIMER, str(tasks_dir), f"p{i}")
+        race.process(f"p{i}", CLAIMER, board_backend.spec, f"p{i}")
     claimed = claimers(race, [board] * 8)
     race.go()
     for name, out in race.finish().items():  # every process exited 0, no thread raised
         claimed[name] = json.loads(out)
-    check_each_task_owned_once(tasks_dir, claimed, 200)
+    check_each_task_owned_once(board_backend, claimed, 200)
     assert sum(len(claimed[p]) for p in race.procs) > 0
 
 
-def test_c_goes_to_exactly_one_of_many_racing_claimers(workdir: Path) -> None:
-    board = TaskBoard(workdir / ".tasks")
+def test_c_goes_to_exactly_one_of_many_racing_claimers(board_backend: Backend) -> None:
+    board = board_backend.board()
     a, b = board.create("A"), board.create("B")
     c = board.create("C", blocked_by=[a.id, b.id])
     first: dict[str, int] = {}
@@ -162,7 +160,7 @@ def test_c_goes_to_exactly_one_of_many_racing_claimers(workdir: Path) -> None:
     # six threads and three processes race for C
     race = Race(TIMEOUT)
     for i in range(3):
-        race.process(f"p{i}", CLAIMER, str(board.dir), f"p{i}")
+        race.process(f"p{i}", CLAIMER, board_backend.spec, f"p{i}")
     won: list[str] = []
 
     def grab_c(owner: str) -> None:

@@ -1,23 +1,22 @@
 """The board announces its own changes: one TaskEvent per events.jsonl record, after on_change,
-never doubled, and nothing for a call that changed nothing."""
+never doubled, and nothing for a call that changed nothing. On both backends but for the
+teammate's run (a runtime on files)."""
 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
+from typing import Any
 
+from support.board_backends import Backend
 from support.team import WAIT, Recorder, complete_claimed, make_runtime
 
-from agent_cli.board.store import TaskBoard
 from agent_cli.events import TaskEvent
 from agent_cli.models.scripted import ScriptedModel
 
 
-def _board(workdir: Path, **kw) -> tuple[TaskBoard, list]:
+def _board(backend: Backend, **kw) -> tuple[Any, list]:
     seen: list = []
-    board = TaskBoard(
-        workdir / ".tasks", on_change=lambda: seen.append("change"), on_event=seen.append, **kw
-    )
+    board = backend.board(on_change=lambda: seen.append("change"), on_event=seen.append, **kw)
     return board, seen
 
 
@@ -26,8 +25,8 @@ def _told(seen: list) -> list[tuple]:
             for e in seen if isinstance(e, TaskEvent)]
 
 
-def test_every_board_action_is_announced_once_as_it_is_logged(workdir):
-    board, seen = _board(workdir)
+def test_every_board_action_is_announced_once_as_it_is_logged(board_backend):
+    board, seen = _board(board_backend)
     board.create("write docs", actor="lead")
     board.create("ship", blocked_by=[1], actor="alice")
     board.update(2, role="writer", actor="lead")
@@ -51,8 +50,8 @@ def test_every_board_action_is_announced_once_as_it_is_logged(workdir):
     assert seen[::2] == ["change"] * 7 and all(isinstance(e, TaskEvent) for e in seen[1::2])
 
 
-def test_a_call_that_changes_nothing_announces_nothing(workdir):
-    board, seen = _board(workdir)
+def test_a_call_that_changes_nothing_announces_nothing(board_backend):
+    board, seen = _board(board_backend)
     board.create("a")
     board.create("b", blocked_by=[1])
     board.claim(1, "alice")
@@ -65,9 +64,9 @@ def test_a_call_that_changes_nothing_announces_nothing(workdir):
     assert seen == []
 
 
-def test_a_lease_taken_back_is_announced_by_the_host(workdir):
+def test_a_lease_taken_back_is_announced_by_the_host(board_backend):
     clock = {"t": 1000.0}
-    board, seen = _board(workdir, lease_s=60, clock=lambda: clock["t"])
+    board, seen = _board(board_backend, lease_s=60, clock=lambda: clock["t"])
     board.create("long job")
     board.claim(1, "alice")
     seen.clear()
@@ -78,8 +77,8 @@ def test_a_lease_taken_back_is_announced_by_the_host(workdir):
     assert [e["action"] for e in board.events()][-1] == "lease_expired"
 
 
-def test_verify_failed_is_announced_but_not_logged(workdir):
-    board, seen = _board(workdir)
+def test_verify_failed_is_announced_but_not_logged(board_backend):
+    board, seen = _board(board_backend)
     task = board.create("checked")
     board.claim(task.id, "alice")
     seen.clear()
@@ -89,11 +88,11 @@ def test_verify_failed_is_announced_but_not_logged(workdir):
     assert [e["action"] for e in board.events()] == ["created", "claimed"]
 
 
-def test_held_notices_wait_for_the_end_of_the_block_but_wake_ups_do_not(workdir):
+def test_held_notices_wait_for_the_end_of_the_block_but_wake_ups_do_not(board_backend):
     seen: list = []
     committed = threading.Event()
-    board = TaskBoard(workdir / ".tasks", on_event=seen.append,
-                      on_change=lambda: (seen.append("change"), committed.set()))
+    board = board_backend.board(on_event=seen.append,
+                                on_change=lambda: (seen.append("change"), committed.set()))
     board.create("a")
     seen.clear()
     other: list = []
@@ -127,7 +126,7 @@ def test_a_teammate_claim_and_completion_each_show_once(workdir, cleanup):
     assert [(e["actor"], e["action"]) for e in rt.board.events()] == [a[:2] for a in told]
 
 
-def test_a_teammate_woken_by_a_completion_is_told_after_it_in_commit_order(workdir):
+def test_a_teammate_woken_by_a_completion_is_told_after_it_in_commit_order(board_backend):
     """The REPL feed showed "bob claimed #2" before "coder completed #1" (which unblocked
     it): the completion woke bob, whose claim was announced first. The board tells both in
     the order it committed them, whichever thread gets there first."""
@@ -141,8 +140,8 @@ def test_a_teammate_woken_by_a_completion_is_told_after_it_in_commit_order(workd
             t.start()
             t.join(WAIT)
 
-    board = TaskBoard(workdir / ".tasks", on_change=wake,
-                      on_event=lambda e: told.append((e.agent, e.action, e.task_id)))
+    board = board_backend.board(on_change=wake,
+                                on_event=lambda e: told.append((e.agent, e.action, e.task_id)))
     board.create("expected", actor="lead")
     board.create("verify", blocked_by=[1], actor="lead")
     held = board.claim(1, "coder")

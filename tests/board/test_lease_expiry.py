@@ -1,7 +1,8 @@
 """Claim leases (P17 semantics): a claim is valid over [claimed_at, lease_expires_at); the
 exact expiry instant is already expired; an expired lease goes back to pending at the next
 board operation by anyone, as one lease_expired event; the old token can never complete it;
-no claim token is ever handed out twice on a board."""
+no claim token is ever handed out twice on a board. The rules run on both backends (the
+injected clock stands in for the database's); hand-edited and planted files on files only."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.board_backends import Backend
 
 from agent_cli.board.leases import LeaseExpired, iso_ms, parse_ms
 from agent_cli.board.store import TaskBoard
@@ -26,17 +28,19 @@ class Clock:
         return self.t
 
 
-def board_at(workdir: Path, clock: Clock, **kw) -> TaskBoard:
-    return TaskBoard(workdir / ".tasks", clock=clock, **kw)
+def board_at(where: Path | Backend, clock: Clock, **kw) -> TaskBoard:
+    if isinstance(where, Backend):
+        return where.board(clock=clock, **kw)
+    return TaskBoard(where / ".tasks", clock=clock, **kw)
 
 
 def events(board: TaskBoard, action: str) -> list[dict]:
     return [e for e in board.events() if e["action"] == action]
 
 
-def test_a_claim_is_valid_until_just_before_its_expiry_and_expired_at_the_instant(workdir):
+def test_a_claim_is_valid_until_just_before_its_expiry_and_expired_at_the_instant(board_backend):
     clock = Clock()
-    board = board_at(workdir, clock, lease_s=60)
+    board = board_at(board_backend, clock, lease_s=60)
     board.create("one")
     task = board.claim_next("alice").task
     assert task.claimed_at == iso_ms(round(T0 * 1000))
@@ -58,14 +62,14 @@ def test_a_claim_is_valid_until_just_before_its_expiry_and_expired_at_the_instan
     assert not events(board, "completed")
 
 
-def test_every_board_operation_takes_an_expired_lease_back_exactly_once(workdir):
+def test_every_board_operation_takes_an_expired_lease_back_exactly_once(board_backend):
     clock = Clock()
-    board = board_at(workdir, clock, lease_s=10)
+    board = board_at(board_backend, clock, lease_s=10)
     for n in range(3):
         board.create(f"t{n}")
     held = [board.claim(i, f"w{i}") for i in (1, 2, 3)]
     clock.t = T0 + 10
-    other = board_at(workdir, clock)  # another process's view: it sweeps on a plain read
+    other = board_at(board_backend, clock)  # another process's view: it sweeps on a plain read
     assert [t.status for t in other.snapshot().tasks] == ["pending"] * 3
     assert [e.task_id for e in other.take_expired()] == [1, 2, 3]
     for op in (board.snapshot, board.doctor, lambda: board.claim_next("late")):
@@ -75,9 +79,9 @@ def test_every_board_operation_takes_an_expired_lease_back_exactly_once(workdir)
         e["details"]["token"] for e in events(board, "lease_expired"))
 
 
-def test_an_old_owner_or_token_cannot_complete_a_new_lease(workdir):
+def test_an_old_owner_or_token_cannot_complete_a_new_lease(board_backend):
     clock = Clock()
-    board = board_at(workdir, clock, lease_s=5)
+    board = board_at(board_backend, clock, lease_s=5)
     board.create("one")
     first = board.claim_next("alice").task
     clock.t += 5
@@ -96,22 +100,24 @@ def test_an_old_owner_or_token_cannot_complete_a_new_lease(workdir):
     assert len(events(board, "completed")) == 1
 
 
-def test_a_repeating_token_generator_never_reuses_a_token(workdir):
+def test_a_repeating_token_generator_never_reuses_a_token(board_backend):
     draws = iter(["aaa", "aaa", "bbb", "aaa", "bbb", "ccc"])
     clock = Clock()
-    board = board_at(workdir, clock, lease_s=5, token_factory=lambda: next(draws))
+    board = board_at(board_backend, clock, lease_s=5, token_factory=lambda: next(draws))
     for n in range(3):
         board.create(f"t{n}")
     assert board.claim(1, "alice").claim_token == "aaa"
     assert board.claim(2, "bob").claim_token == "bbb"  # "aaa" is active: drawn again
     clock.t += 5  # both expire: their tokens are history now
     assert board.claim(3, "carol").claim_token == "ccc"
-    ledger = (workdir / ".tasks" / "tokens").read_text().split()
-    assert ledger.count("aaa") == 2 and ledger.count("ccc") == 1  # claimed, expired
+    if board_backend.files:
+        ledger = (board_backend.dir / "tokens").read_text().split()
+        assert ledger.count("aaa") == 2 and ledger.count("ccc") == 1  # claimed, expired
+    assert {e["details"]["token"] for e in events(board, "lease_expired")} == {"aaa", "bbb"}
 
 
-def test_a_generator_that_only_repeats_refuses_the_claim_and_changes_nothing(workdir):
-    board = board_at(workdir, Clock(), token_factory=lambda: "same")
+def test_a_generator_that_only_repeats_refuses_the_claim_and_changes_nothing(board_backend):
+    board = board_at(board_backend, Clock(), token_factory=lambda: "same")
     board.create("a")
     board.create("b")
     board.complete(1, "alice", board.claim(1, "alice").claim_token, "done")
@@ -120,22 +126,22 @@ def test_a_generator_that_only_repeats_refuses_the_claim_and_changes_nothing(wor
         board.claim(2, "bob")
     assert board.get(2) == before
     # the history is the board's, not this instance's: a second process is refused too
-    other = board_at(workdir, Clock(), token_factory=lambda: "same")
+    other = board_at(board_backend, Clock(), token_factory=lambda: "same")
     with pytest.raises(Refused, match="only used claim tokens"):
         other.claim_next("carol")
     assert [e["task_id"] for e in events(board, "claimed")] == [1]
 
 
-def test_a_malformed_token_from_the_generator_is_never_written(workdir):
+def test_a_malformed_token_from_the_generator_is_never_written(board_backend):
     draws = itertools.chain(["has space", "new\nline", ""], itertools.repeat("good"))
-    board = board_at(workdir, Clock(), token_factory=lambda: next(draws))
+    board = board_at(board_backend, Clock(), token_factory=lambda: next(draws))
     board.create("a")
     assert board.claim(1, "alice").claim_token == "good"
 
 
-def test_renewal_extends_a_live_lease_and_never_revives_an_expired_one(workdir):
+def test_renewal_extends_a_live_lease_and_never_revives_an_expired_one(board_backend):
     clock = Clock()
-    board = board_at(workdir, clock, lease_s=30)
+    board = board_at(board_backend, clock, lease_s=30)
     board.create("a")
     board.create("b")
     a = board.claim(1, "alice")

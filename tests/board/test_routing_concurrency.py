@@ -1,7 +1,7 @@
 """Assigned, role and plan-required tasks under racing claimers — 8 threads and 4 processes on
 one board, a process re-routing tasks while they claim, and writers SIGKILLed mid-flight:
 only a member the task allows ever owns it, and the event log (written under the lock, in
-lock order) proves it claim by claim."""
+lock order; on PostgreSQL in commit order) proves it claim by claim. On both backends."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 import random
 import threading
 from collections import Counter
-from pathlib import Path
 
+from support.board_backends import Backend
 from support.race import TIMEOUT, Race, go, launch, ready
 
 from agent_cli.board import TaskBoard
@@ -26,10 +26,9 @@ NAMES = sorted(ROLES)
 # board is all done; prints the ids it claimed.
 CLAIMER = r"""
 import json, random, sys
-from pathlib import Path
-from agent_cli.board import TaskBoard
+from support.board_backends import open_board
 from agent_cli.errors import Refused
-board = TaskBoard(Path(sys.argv[1]))
+board = open_board(sys.argv[1])
 owner, role = sys.argv[2], (sys.argv[3] or None)
 until_done = sys.argv[4] == "1"
 rng = random.Random(owner)
@@ -50,9 +49,9 @@ while True:
     if task is None:
         if not until_done:
             break
+        seen = board.stamp()  # before the look: a change after it still wakes us
         if all(t.status == "completed" for t in board.snapshot().tasks):
             break
-        seen = board.stamp()
         while board.stamp() == seen and not done_event.wait(0.002):
             pass  # pace: look again once the board changed
         continue
@@ -65,10 +64,9 @@ print(json.dumps(got), flush=True)
 # board is all done; prints how many updates landed and how many were refused.
 REROUTER = r"""
 import json, random, sys
-from pathlib import Path
-from agent_cli.board import TaskBoard
+from support.board_backends import open_board
 from agent_cli.errors import Refused
-board = TaskBoard(Path(sys.argv[1]))
+board = open_board(sys.argv[1])
 names = sys.argv[2].split(",")
 rng = random.Random(7)
 print("ready", flush=True)
@@ -110,9 +108,9 @@ def thread_claimer(board, owner, got, stop: threading.Event | None) -> None:
         if task is None:
             if stop is None or stop.is_set():
                 return
+            seen = board.stamp()  # before the look: a change after it still wakes us
             if all(t.status == "completed" for t in board.snapshot().tasks):
                 return
-            seen = board.stamp()
             while board.stamp() == seen and not stop.wait(0.002):
                 pass  # pace: look again once the board changed (or the test ends)
             continue
@@ -176,19 +174,18 @@ def start_all(race: Race, board: TaskBoard, stop: threading.Event | None) -> dic
     return claimed
 
 
-def test_routed_tasks_go_only_to_the_members_they_allow(workdir: Path) -> None:
-    tasks_dir = workdir / ".tasks"
-    board = TaskBoard(tasks_dir)
+def test_routed_tasks_go_only_to_the_members_they_allow(board_backend: Backend) -> None:
+    board = board_backend.board()
     fill_routed(board, 100)
     race = Race(TIMEOUT)
     for p in ("p0", "p1", "p2", "p3"):
-        race.process(p, CLAIMER, str(tasks_dir), p, ROLES[p] or "", "0")
+        race.process(p, CLAIMER, board_backend.spec, p, ROLES[p] or "", "0")
     claimed = start_all(race, board, None)
     for name, out in race.finish().items():  # every process exited 0, no thread raised
         claimed[name] = json.loads(out)
     ids = [i for got in claimed.values() for i in got]
     assert sorted(ids) == list(range(1, 101)), Counter(ids).most_common(3)  # each exactly once
-    fresh = TaskBoard(tasks_dir)
+    fresh = board_backend.board()
     for task in fresh.snapshot().tasks:
         assert task.status == "completed"
         assert refusal(task, task.owner, ROLES[task.owner]) is None, (task, task.owner)
@@ -200,14 +197,14 @@ def test_routed_tasks_go_only_to_the_members_they_allow(workdir: Path) -> None:
                              if fresh.get(i).assignee in (None, "p3") and fresh.get(i).role is None]
 
 
-def test_rerouting_while_they_claim_never_hands_a_task_to_the_wrong_member(workdir: Path) -> None:
-    tasks_dir = workdir / ".tasks"
-    board = TaskBoard(tasks_dir)
+def test_rerouting_while_they_claim_never_hands_a_task_to_the_wrong_member(
+        board_backend: Backend) -> None:
+    board = board_backend.board()
     fill_routed(board, 40)
     race = Race(TIMEOUT)
     for p in ("p0", "p1", "p2"):
-        race.process(p, CLAIMER, str(tasks_dir), p, ROLES[p] or "", "1")
-    router = ready(launch(REROUTER, str(tasks_dir), ",".join(NAMES)))
+        race.process(p, CLAIMER, board_backend.spec, p, ROLES[p] or "", "1")
+    router = ready(launch(REROUTER, board_backend.spec, ",".join(NAMES)))
     stop = threading.Event()
     go(router)
     claimed = start_all(race, board, stop)
@@ -217,7 +214,7 @@ def test_rerouting_while_they_claim_never_hands_a_task_to_the_wrong_member(workd
     stop.set()
     for name, out in race.finish().items():  # every process exited 0, no thread raised
         claimed[name] = json.loads(out)
-    fresh = TaskBoard(tasks_dir)
+    fresh = board_backend.board()
     assert fresh.doctor() == []
     assert all(t.status == "completed" for t in fresh.snapshot().tasks)
     claims, updates = replay(fresh.events())
@@ -228,10 +225,9 @@ def test_rerouting_while_they_claim_never_hands_a_task_to_the_wrong_member(workd
 # Creates routed tasks, re-routes, claims, completes and releases at random, forever.
 CHAOS = r"""
 import random, sys
-from pathlib import Path
-from agent_cli.board import TaskBoard
+from support.board_backends import open_board
 from agent_cli.errors import Refused
-board = TaskBoard(Path(sys.argv[1]))
+board = open_board(sys.argv[1])
 rng = random.Random(int(sys.argv[2]))
 roles = {"t0": "tester", "t4": "writer", "p3": None}
 board.create("seed", role="tester")
@@ -260,21 +256,20 @@ while True:
 
 
 def test_sigkilled_reroutes_and_claims_never_leave_a_task_with_the_wrong_owner(
-    workdir: Path,
+    board_backend: Backend,
 ) -> None:
     import signal
 
-    tasks_dir = workdir / ".tasks"
     rng = random.Random(99)
     for round_no in range(4):
-        procs = [launch(CHAOS, str(tasks_dir), str(round_no * 2 + k)) for k in range(2)]
+        procs = [launch(CHAOS, board_backend.spec, str(round_no * 2 + k)) for k in range(2)]
         procs = [ready(p) for p in procs]
         threading.Event().wait(rng.uniform(0.05, 0.3))  # let them run, then kill mid-flight
         for proc in procs:
             proc.send_signal(signal.SIGKILL)
         for proc in procs:
             proc.wait(TIMEOUT)
-        board = TaskBoard(tasks_dir)
+        board = board_backend.board()
         assert board.doctor() == [], f"round {round_no}"
         for task in board.snapshot().tasks:
             if task.status != "pending":  # routing cannot change once claimed

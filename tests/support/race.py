@@ -18,11 +18,13 @@ from typing import Any
 
 TIMEOUT = 60.0
 SRC = str(Path(__file__).resolve().parents[2])  # the checkout: racers import its agent_cli
+TESTS = str(Path(__file__).resolve().parents[1])  # and `support` (board_backends.open_board)
 
 
 def env() -> dict[str, str]:
-    """A racer process's environment: this checkout first on PYTHONPATH."""
-    return {**os.environ, "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    """A racer process's environment: this checkout and its tests first on PYTHONPATH."""
+    path = os.pathsep.join([SRC, TESTS, os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path}
 
 
 def launch(script: str, *args: str) -> subprocess.Popen:
