@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -67,6 +68,13 @@ RETURNING {TASK_COLS}
 """
 EVENTS = ("SELECT (SELECT epoch FROM board_state), time, actor, action, task_id, details, "
           "seq, n FROM board_event ORDER BY id")
+RECENT = ("SELECT * FROM (SELECT (SELECT epoch FROM board_state), time, actor, action, "
+          "task_id, details, seq, n, id FROM board_event ORDER BY id DESC "
+          "LIMIT %(count)s) r ORDER BY id")
+# each task's last write among the latest ones, oldest first (watch shows the latest first)
+WRITE_ORDER = ("SELECT task_id FROM (SELECT task_id, max(id) AS last FROM board_event "
+               "GROUP BY task_id ORDER BY last DESC LIMIT %(count)s) w ORDER BY last")
+RECENT_WRITES = 512
 
 
 class PgLeases:
@@ -167,6 +175,28 @@ class PgTaskBoard:
 
     def event_problems(self) -> list[Problem]:
         return []  # rows are written whole or not at all
+
+    def recent_events(self, count: int) -> list[dict[str, Any]]:
+        """The last `count` events, oldest first (one indexed read)."""
+        if count <= 0:
+            return []
+        rows = self._tx.read(RECENT, {"count": int(count)})
+        return [event_of(row[1:8], row[0]) for row in rows]
+
+    def write_order(self) -> dict[int, int]:
+        """Task id -> the rank of its last write among the board's recent writes (higher:
+        later); {} when the board was never written."""
+        rows = self._tx.read(WRITE_ORDER, {"count": RECENT_WRITES})
+        return {int(task_id): rank for rank, (task_id,) in enumerate(rows, 1)}
+
+    def file_of(self, task_id: int) -> Path | None:
+        """No task lives in a file here (the verify "tracked by git" check is skipped)."""
+        return None
+
+    @property
+    def lease_s(self) -> float:
+        """How long a claim stays valid unless renewed (the renewer runs at a third of it)."""
+        return self.leases.lease_s
 
     # ----- writes -----
     def create(

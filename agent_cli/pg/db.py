@@ -79,7 +79,6 @@ class Database:
         self._local = threading.local()
         self._all: list[psycopg.Connection] = []
         self._lock = threading.Lock()
-        self._closed = False
 
     def __reduce__(self):
         return (Database, (self.url, self.schema),
@@ -111,8 +110,6 @@ class Database:
 
     def conn(self) -> psycopg.Connection:
         """This thread's connection (made, or remade after the server dropped it)."""
-        if self._closed:
-            raise StorageError(f"PostgreSQL board {mask_url(self.url)} is closed")
         conn = getattr(self._local, "conn", None)
         if conn is None or conn.closed or conn.broken:
             if conn is not None:
@@ -156,7 +153,8 @@ class Database:
             pass
 
     def close(self) -> None:
-        self._closed = True
+        """End every connection made so far. A later use connects again (a report written
+        after the session closed its stores still reads the board)."""
         with self._lock:
             conns, self._all = self._all, []
         for conn in conns:

@@ -49,6 +49,10 @@ WHERE m.inbox = %(inbox)s
   AND m.seq > coalesce((SELECT seq FROM inbox_cursor WHERE inbox = %(inbox)s), 0)
   AND NOT EXISTS (SELECT 1 FROM inbox_delivered d WHERE d.inbox = m.inbox AND d.id = m.id)"""
 
+_UNREAD_STAMP = """
+SELECT coalesce((SELECT last_seq FROM inbox_head WHERE inbox = %(inbox)s), 0),
+       coalesce((SELECT seq FROM inbox_cursor WHERE inbox = %(inbox)s), 0)"""
+
 # the cursor, then each message past it with whether its id was marked delivered
 _FETCH = """
 SELECT c.start, m.seq, m.body::text, d.id IS NOT NULL
@@ -161,6 +165,16 @@ class PgMailbox:
         check_name(name, "inbox name")
         rows = _statement(self.db, _UNREAD, {"inbox": name})
         return int(rows[0][0])
+
+    def unread_count(self, name: str) -> int:
+        """What waits for `name` (the store interface's name for `unread`)."""
+        return self.unread(name)
+
+    def unread_stamp(self, name: str) -> tuple[int, int]:
+        """Changes when a message arrives in `name`'s inbox or its cursor moves."""
+        check_name(name, "inbox name")
+        rows = _statement(self.db, _UNREAD_STAMP, {"inbox": name})
+        return (int(rows[0][0]), int(rows[0][1]))
 
     def mark_delivered(self, name: str, ids: Iterable[str]) -> None:
         """Record that these messages of `name`'s inbox were taken in (by id): a later

@@ -71,6 +71,14 @@ class PgRoster:
 
     # ---- reading ---------------------------------------------------------------------
 
+    def stamp(self) -> tuple[int, int, str] | None:
+        """Changes on every roster write by any process, heartbeats included (None: no
+        member yet)."""
+        [(count, joined, updated)] = self.db.execute(
+            "SELECT count(*), coalesce(max(joined), 0), max(greatest(updated_at, "
+            "coalesce(heartbeat_at, updated_at)))::text FROM roster_member")
+        return None if not count else (int(count), int(joined), updated)
+
     def load(self) -> TeamConfig | None:
         """The team and its members in join order, None if it has none. A row that is not
         a member (written by hand) is left out with a warning."""
