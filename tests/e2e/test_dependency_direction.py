@@ -15,11 +15,13 @@ FORBIDDEN = {
                "app", "runtime", "sandbox", "mcp", "models"},
     "sandbox": {"board", "team", "agent", "tools", "permissions", "ui", "cli", "commands",
                 "app", "runtime"},
-    "board": {"team", "agent", "tools", "permissions", "ui", "cli", "commands", "app"},
+    "board": {"team", "agent", "tools", "permissions", "ui", "cli", "commands", "app", "pg"},
     "tools": {"team", "agent", "permissions", "ui", "cli", "commands", "app", "runtime"},
     "permissions": {"team", "agent", "ui", "cli", "commands", "app", "runtime"},
     "agent": {"team", "ui", "cli", "commands", "app", "runtime"},
-    "team": {"ui", "cli", "commands", "app"},
+    "team": {"ui", "cli", "commands", "app", "pg"},
+    # the PostgreSQL backend: the stores' models (board/, team/) and the broker's types below it
+    "pg": {"agent", "tools", "ui", "cli", "commands", "app", "runtime", "stores"},
     "runtime": {"ui", "cli", "commands", "app"},
     # the stores' factory sits beside runtime; the types every backend builds on are a base
     "stores": {"ui", "cli", "commands", "app", "runtime"},
