@@ -11,6 +11,7 @@ board. A task nobody alive holds or can claim does not keep the run waiting.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..board import routing
@@ -22,18 +23,20 @@ if TYPE_CHECKING:
     from ..team.roster import Member
 
 
-def worked_elsewhere(runtime: Any, task_ids: list[int]) -> list[str]:
-    """One line per task of `task_ids` that a live member outside this process holds or can
-    claim ("#2 held by bob on host-b", "#3: alice can claim it"); [] when none (or when the
-    board or the roster cannot be read: the run does not wait on what it cannot see)."""
-    if not task_ids:
-        return []
+def worked_elsewhere(runtime: Any, touched: Callable[[], list[int]]) -> list[str]:
+    """One line per task of `touched()` (read only when someone outside runs) that a live
+    member outside this process holds or can claim ("#2 held by bob on host-b", "#3: alice
+    can claim it"); [] when none (or when the board or the roster cannot be read: the run
+    does not wait on what it cannot see)."""
     try:
         here = {LEAD, *runtime.team.running()}
         outside = [m for m in runtime.roster.members() if m.name not in here]
         live = {m.name: m for m in outside
                 if m.status not in ("shutdown", "failed") and runtime.roster.is_alive(m)}
         if not live:
+            return []
+        task_ids = touched()
+        if not task_ids:
             return []
         by_id = {t.id: t for t in runtime.board.snapshot().tasks}
     except AgentCliError:

@@ -104,14 +104,14 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
         turns, quiet, finished, interrupted = _converse(
             runtime, lead, session, prompt, deadline, getattr(args, "wait", False),
             custom.scope if custom is not None else None,
-            lambda: worked_elsewhere(runtime, scope.touched(runtime.board)))
+            lambda: worked_elsewhere(runtime, lambda: scope.touched(runtime.board)))
         result = turns[-1] if turns else None
         report = build_report(runtime, lead, result, denials.snapshot())
         report["lead_turns"] = [_turn_record(t) for t in turns]
         if not quiet and not interrupted:
             report["timed_out"] = True
             report["still_running"] = still_running(runtime, lead_busy=not finished) + \
-                worked_elsewhere(runtime, scope.touched(runtime.board))
+                worked_elsewhere(runtime, lambda: scope.touched(runtime.board))
         _add_errors(report, lead_error(turns), failures.snapshot())
         touched = scope.touched(runtime.board)
         known = explain(runtime, touched)  # before shutdown releases the held tasks

@@ -166,9 +166,14 @@ def test_a_killed_host_loses_its_task_to_the_other_host_and_the_lead_lands_both(
         assert (a / "one.txt").read_text() == "first line from a teammate\n"
         assert (a / "two.txt").read_text() == "second line from a teammate\n"
         assert (a / "notes.txt").read_text() == "user notes, edited on host A\n"
-        for task_id, author in ((1, "bob"), (2, "alice")):
-            branch = f"agent-cli/task-{task_id}"
+        for task_id, author, subject in ((1, "bob", "first"), (2, "alice", "second")):
+            branch = f"agent-cli/task-{task_id}"  # pushed by its host, fetched by host A
             assert git(origin, "log", "-1", "--format=%an", branch).strip() == author
+            commits = git(a, "log", "--format=%an|%s", branch).splitlines()
+            assert f"{author}|task #{task_id}: {subject}" in commits
+        assert git(a, "log", "--format=%s", "main").splitlines() == ["start"]  # HEAD stays
+        assert sorted(git(a, "status", "--short").splitlines()) == [
+            " M notes.txt", "?? one.txt", "?? two.txt"]
         assert not (b / "one.txt").exists()  # bob's own clone: its tree untouched
 
         events = _task_events(database)
