@@ -33,7 +33,7 @@ from agent_cli.pg.stores import open_pg_stores
 
 FIRST = 'Write "first line from a teammate" to one.txt.'
 SECOND = 'Run `python --version`, then write "second line from a teammate" to two.txt.'
-STALE_S = "3"  # heartbeats every second; a member silent for 3 s is gone
+STALE_S = "5"  # a member silent for 5 s is gone (heartbeats every 1.7 s)
 MATE = ["--model", "demo", "--permission-mode", "acceptEdits",
         "--allow", "Bash(python --version)", "--idle-timeout", "0"]
 
@@ -136,7 +136,7 @@ def test_a_killed_host_loses_its_task_to_the_other_host_and_the_lead_lands_both(
     a, b, origin = clones
     gate = PythonGate(tmp_path)
     board = ["--board", database]
-    bob = TeammateProcess(b, "bob", *board, *MATE, "--lease", "3", env=_host(
+    bob = TeammateProcess(b, "bob", *board, *MATE, "--lease", "5", env=_host(
         "host-b", PATH=f"{gate.bin}{os.pathsep}{os.environ['PATH']}"))
     alice = lead = None
     try:
