@@ -131,6 +131,42 @@ def _task_events(url: str) -> dict[int, list[tuple[str, str]]]:
         stores.close()
 
 
+def _start_lead(a: Path, board: list[str], script: Path) -> subprocess.Popen:
+    """Host A's lead: `-p --wait` with a scripted model, its report as JSON on stdout."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "agent_cli", "-C", str(a), *board, "--model",
+         f"script:{_lead_script(script)}", "-p", "Plan the work", "--wait", "--timeout",
+         "180", "--output-format", "json"],
+        env=cli_env(**_host("host-a")), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+
+
+def _check_landed(a: Path, b: Path, origin: Path) -> None:
+    """Both hosts' work in host A's tree beside the user's edit; the branches carry it."""
+    assert (a / "one.txt").read_text() == "first line from a teammate\n"
+    assert (a / "two.txt").read_text() == "second line from a teammate\n"
+    assert (a / "notes.txt").read_text() == "user notes, edited on host A\n"
+    for task_id, author, subject in ((1, "bob", "first"), (2, "alice", "second")):
+        branch = f"agent-cli/task-{task_id}"  # pushed by its host, fetched by host A
+        assert git(origin, "log", "-1", "--format=%an", branch).strip() == author
+        commits = git(a, "log", "--format=%an|%s", branch).splitlines()
+        assert f"{author}|task #{task_id}: {subject}" in commits
+    assert git(a, "log", "--format=%s", "main").splitlines() == ["start"]  # HEAD stays
+    assert sorted(git(a, "status", "--short").splitlines()) == [
+        " M notes.txt", "?? one.txt", "?? two.txt"]
+    assert not (b / "one.txt").exists()  # bob's own clone: its tree untouched
+
+
+def _check_events(url: str) -> None:
+    """Each task completed exactly once; #2 went from bob to alice by the lease."""
+    events = _task_events(url)
+    assert [e for e in events[1] if e[0] != "created"] == [
+        ("claimed", "bob"), ("completed", "bob")]
+    changes = [e for e in events[2] if e[0] != "created"]
+    assert [e[0] for e in changes] == ["claimed", "lease_expired", "claimed", "completed"]
+    assert [changes[0][1], changes[2][1], changes[3][1]] == ["bob", "alice", "alice"]
+
+
 def test_a_killed_host_loses_its_task_to_the_other_host_and_the_lead_lands_both(
         tmp_path, clones, database):
     a, b, origin = clones
@@ -142,12 +178,7 @@ def test_a_killed_host_loses_its_task_to_the_other_host_and_the_lead_lands_both(
     try:
         assert "bob joined team default as teammate on host-b" in bob.wait_line("joined")
         (a / "notes.txt").write_text("user notes, edited on host A\n")  # never committed
-        lead = subprocess.Popen(
-            [sys.executable, "-m", "agent_cli", "-C", str(a), *board, "--model",
-             f"script:{_lead_script(tmp_path / 'lead.json')}", "-p", "Plan the work",
-             "--wait", "--timeout", "180", "--output-format", "json"],
-            env=cli_env(**_host("host-a")), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True)
+        lead = _start_lead(a, board, tmp_path / "lead.json")
         bob.wait_line("completed #1")
         bob.wait_line("claimed #2 second")
         gate.wait_reached(bob)
@@ -163,25 +194,8 @@ def test_a_killed_host_loses_its_task_to_the_other_host_and_the_lead_lands_both(
         report = json.loads(out)
         assert report["outcome"] == "completed", report
 
-        assert (a / "one.txt").read_text() == "first line from a teammate\n"
-        assert (a / "two.txt").read_text() == "second line from a teammate\n"
-        assert (a / "notes.txt").read_text() == "user notes, edited on host A\n"
-        for task_id, author, subject in ((1, "bob", "first"), (2, "alice", "second")):
-            branch = f"agent-cli/task-{task_id}"  # pushed by its host, fetched by host A
-            assert git(origin, "log", "-1", "--format=%an", branch).strip() == author
-            commits = git(a, "log", "--format=%an|%s", branch).splitlines()
-            assert f"{author}|task #{task_id}: {subject}" in commits
-        assert git(a, "log", "--format=%s", "main").splitlines() == ["start"]  # HEAD stays
-        assert sorted(git(a, "status", "--short").splitlines()) == [
-            " M notes.txt", "?? one.txt", "?? two.txt"]
-        assert not (b / "one.txt").exists()  # bob's own clone: its tree untouched
-
-        events = _task_events(database)
-        assert [e for e in events[1] if e[0] != "created"] == [
-            ("claimed", "bob"), ("completed", "bob")]
-        changes = [e for e in events[2] if e[0] != "created"]
-        assert [e[0] for e in changes] == ["claimed", "lease_expired", "claimed", "completed"]
-        assert [changes[0][1], changes[2][1], changes[3][1]] == ["bob", "alice", "alice"]
+        _check_landed(a, b, origin)
+        _check_events(database)
 
         rows = _team(a, board)
         assert rows["bob"][2:4] == [f"gone (no heartbeat for {STALE_S} s)", "host-b"]
