@@ -15,7 +15,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -35,6 +35,17 @@ from .db import Database
 log = logging.getLogger(__name__)
 
 STALE_S = 45.0
+STALE_ENV = "AGENT_CLI_HEARTBEAT_STALE_S"
+
+
+def stale_from_env(env: Mapping[str, str] | None = None) -> float:
+    """How old a heartbeat may be before its member is gone: $AGENT_CLI_HEARTBEAT_STALE_S
+    (seconds above 0; every process of a team should use the same) else 45. The heartbeat
+    itself is written every third of it."""
+    from ..board.leases import lease_seconds
+
+    raw = (os.environ if env is None else env).get(STALE_ENV, "").strip()
+    return lease_seconds(raw, STALE_ENV) if raw else STALE_S
 
 _SELECT = ("SELECT name, data::text, EXTRACT(EPOCH FROM clock_timestamp() - heartbeat_at) "
            "FROM roster_member")

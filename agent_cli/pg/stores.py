@@ -22,7 +22,7 @@ from .db import Database, schema_for_team
 from .listen import Listener
 from .mailbox import PgMailbox
 from .protocol import PgProtocolStore
-from .roster import PgOwnerLiveness, PgRoster
+from .roster import PgOwnerLiveness, PgRoster, stale_from_env
 from .schema import ensure_schema
 from .team_schema import TEAM
 
@@ -46,8 +46,9 @@ def open_pg_stores(url: str, team: str, *, workdir: Path | None = None,
                    lease_s: float | None = None) -> StoreSet:
     """The team `team` in the database at `url` (`workdir` stays the host's own: worktrees,
     transcripts, audit). The caller closes the set (its connections)."""
+    stale_s = stale_from_env()  # before connecting: a bad value starts nothing
     db = open_database(url, team)
-    roster = PgRoster(db, team)
+    roster = PgRoster(db, team, stale_s=stale_s)
     board = PgTaskBoard(db, on_change, on_event=on_event, lease_s=lease_s,
                         owner_gone=PgOwnerLiveness(roster))
     return StoreSet(board=board, mail=PgMailbox(db, on_change=on_change), roster=roster,

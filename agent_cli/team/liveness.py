@@ -11,20 +11,34 @@ operation that finds an owner holding a task.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..errors import CorruptFile
+from ..errors import CorruptFile, UserError
 
 if TYPE_CHECKING:
     from .roster import Member, Roster
 
 
+HOST_ENV = "AGENT_CLI_HOST"
+HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,252}")
+
+
 def this_host() -> str:
-    """The host name a roster entry and a session record (pid, host) are written with."""
-    return socket.gethostname()
+    """The host name a roster entry and a session record (pid, host) are written with:
+    $AGENT_CLI_HOST when set (containers whose host names are not unique, or one machine
+    standing in for two), else the system's host name. A value that is not a host name is a
+    UserError naming the variable."""
+    given = os.environ.get(HOST_ENV, "").strip()
+    if not given:
+        return socket.gethostname()
+    if not HOST_RE.fullmatch(given):
+        raise UserError(f"{HOST_ENV}={given[:80]!r}: not a host name (letters, digits, "
+                        "'.', '_' and '-')")
+    return given
 
 
 def pid_ended(pid: int) -> bool:

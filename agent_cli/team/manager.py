@@ -25,7 +25,7 @@ from ..events import MessageEvent, Notice
 from ..names import LEAD, check_name
 from .assignments import AssignmentWatch
 from .claimgate import ClaimGate
-from .renewer import LeaseRenewer
+from .renewer import HEARTBEAT_S, LeaseRenewer
 from .status import StatusWriter
 
 if TYPE_CHECKING:  # the agent engine and the tools' models: imported at the first spawn
@@ -73,7 +73,8 @@ class Team:
             if self._leases is None:
                 self._leases = LeaseRenewer(
                     self.rt.board, self._renewable, self._warn,
-                    heartbeat=getattr(self.rt.roster, "heartbeat", None))  # a database's
+                    heartbeat=getattr(self.rt.roster, "heartbeat", None),  # a database's
+                    heartbeat_s=getattr(self.rt.roster, "stale_s", 3 * HEARTBEAT_S) / 3)
             return self._leases
 
     # ---- teammates -------------------------------------------------------------------

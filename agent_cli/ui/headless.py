@@ -36,6 +36,7 @@ from .. import safetext
 from ..errors import UserError
 from ..events import Notice
 from ..pricing import cost_report
+from ..team.elsewhere import worked_elsewhere
 from .custom_commands import command_turn
 from .headless_listeners import NO_HUMAN, HeadlessDenials, TeammateFailures, WarningLines
 from .headless_session import HeadlessSession, result_fields
@@ -102,13 +103,15 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
             prompt = custom.prepare(lead)
         turns, quiet, finished, interrupted = _converse(
             runtime, lead, session, prompt, deadline, getattr(args, "wait", False),
-            custom.scope if custom is not None else None)
+            custom.scope if custom is not None else None,
+            lambda: worked_elsewhere(runtime, lambda: scope.touched(runtime.board)))
         result = turns[-1] if turns else None
         report = build_report(runtime, lead, result, denials.snapshot())
         report["lead_turns"] = [_turn_record(t) for t in turns]
         if not quiet and not interrupted:
             report["timed_out"] = True
-            report["still_running"] = still_running(runtime, lead_busy=not finished)
+            report["still_running"] = still_running(runtime, lead_busy=not finished) + \
+                worked_elsewhere(runtime, lambda: scope.touched(runtime.board))
         _add_errors(report, lead_error(turns), failures.snapshot())
         touched = scope.touched(runtime.board)
         known = explain(runtime, touched)  # before shutdown releases the held tasks
@@ -135,7 +138,8 @@ def run_headless(runtime: Any, args: Any, out: TextIO | None = None,
 
 
 def _converse(runtime: Any, lead: Any, session: HeadlessSession, prompt: str, deadline: float,
-              wait: bool, scope: Any = None) -> tuple[list[Any], bool, bool, bool]:
+              wait: bool, scope: Any = None, elsewhere: Any = None
+              ) -> tuple[list[Any], bool, bool, bool]:
     """The lead's turn on the prompt (inside `scope(lead)`: a custom command's model and
     tools) and, with --wait, the turns that answer its teammates: (turns, quiet, finished,
     interrupted). Ctrl-C stops the lead; the run still reports."""
@@ -152,7 +156,8 @@ def _converse(runtime: Any, lead: Any, session: HeadlessSession, prompt: str, de
                            if sent is not None else ([], True))
         quiet = finished
         if finished and sent is not None and wait:
-            more, quiet, finished = follow_up(runtime, lead, deadline, turn, session.spent)
+            more, quiet, finished = follow_up(runtime, lead, deadline, turn, session.spent,
+                                              elsewhere)
             turns += more
     except KeyboardInterrupt:  # Ctrl-C: stop, and still say what the board holds
         lead.interrupt()
@@ -214,9 +219,11 @@ def _finish(report: dict[str, Any], quiet: bool, limit: float, busy: list[str],
 
 
 def follow_up(runtime: Any, lead: Any, deadline: float, turn: Any = None,
-              spent: Any = None) -> tuple[list[Any], bool, bool]:
+              spent: Any = None, elsewhere: Any = None) -> tuple[list[Any], bool, bool]:
     """Wait for a quiet team, giving the lead a turn whenever its teammates need it (`turn`
-    runs one; none once `spent()` says the --max-turns budget is used up).
+    runs one; none once `spent()` says the --max-turns budget is used up). With
+    `elsewhere` (-> what teammates in other processes still do on the run's tasks), the
+    team is quiet only once that is empty too (team/elsewhere.py).
 
     Returns (the extra turns' results, quiet, the last lead turn finished).
     """
@@ -226,7 +233,15 @@ def follow_up(runtime: Any, lead: Any, deadline: float, turn: Any = None,
         if spent is not None and spent():
             return turns, team.is_quiet(), True
         left = max(0.0, deadline - time.monotonic())
+        gen = runtime.changes.generation
         quiet = team.wait_quiet(left, wake=lambda: _unread(team, URGENT_TYPES))
+        if quiet and elsewhere is not None and elsewhere():  # other processes' teammates
+            quiet = False
+            if not _unread(team, URGENT_TYPES):
+                runtime.changes.wait(gen, min(left, runtime.recheck_interval(), 1.0))
+                if time.monotonic() >= deadline:
+                    return turns, False, True
+                continue
         if not _unread(team, URGENT_TYPES if not quiet else ANSWER_TYPES):
             if quiet or time.monotonic() >= deadline:
                 return turns, quiet, True

@@ -65,8 +65,10 @@ def explain(runtime: Any, task_ids: list[int]) -> Known:
     snap = runtime.board.snapshot()
     by_id = {t.id: t for t in snap.tasks}
     members = {m.name: m for m in runtime.roster.members()}
-    live = set(runtime.team.running())
-    busy = {n for n in live if not runtime.team.teammate(n).is_quiet()}
+    here = set(runtime.team.running())
+    busy = {n for n in here if not runtime.team.teammate(n).is_quiet()}
+    live = here | {n for n, m in members.items()  # teammates of other processes or hosts
+                   if n != "lead" and n not in here and runtime.roster.is_alive(m)}
     released = _last_release(runtime.board.events())
     for task_id in task_ids:
         task = by_id.get(task_id)

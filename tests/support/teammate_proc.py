@@ -18,15 +18,17 @@ WAIT = 60.0  # a process start, a model turn and git on a loaded 2-core machine
 class TeammateProcess:
     """One teammate process; `lines` grows as it prints."""
 
-    def __init__(self, workdir: Path, name: str, *flags: str) -> None:
+    def __init__(self, workdir: Path, name: str, *flags: str,
+                 env: dict[str, str] | None = None) -> None:
+        """`env`: variables set for this process on top of the test's (cli_env)."""
         self.name = name
         self.lines: list[str] = []
         self._cond = threading.Condition()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agent_cli", "teammate", name, "-C", str(workdir),
              "--idle-timeout", "0", *flags],
-            env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True)
+            env=cli_env(**(env or {})), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, start_new_session=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
