@@ -136,7 +136,7 @@ def run_teammate(args: argparse.Namespace, config_of: ConfigOf) -> int:
             for warning in start_warnings(rt):
                 _say(f"warning: {warning}")
             if remote is not None:
-                _push_to(rt, remote)
+                _push_to(rt, remote, explicit=args.remote is not None)
             mate = _join(rt, name, args)
             return _wait(rt, mate)
         finally:
@@ -179,16 +179,25 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-def _push_to(rt: Runtime, remote: str) -> None:
-    """Task branches are pushed to `remote` after completing (needs worktrees, in git)."""
+def _push_to(rt: Runtime, remote: str, explicit: bool = True) -> None:
+    """Task branches are pushed to `remote` after completing (needs worktrees, in git).
+    Asked for (--remote) and impossible: refused. The default of a database board (origin)
+    where DIR is not such a checkout: said once, and the changes stay in DIR."""
     wt = rt.worktrees
+    problem = ""
     if not wt.enabled:
-        raise UserError(f"--remote {remote}: the task branches need worktrees, and "
-                        f"{rt.workdir} {'has them off' if wt.mode == 'off' else 'is not in git'}")
-    assert wt.repo is not None
-    if wt.repo.run("remote", "get-url", remote, check=False).returncode != 0:
-        raise UserError(f"--remote {remote}: no such git remote in {wt.repo.top} "
-                        "(see `git remote -v`)")
+        problem = (f"the task branches need worktrees, and {rt.workdir} "
+                   f"{'has them off' if wt.mode == 'off' else 'is not in git'}")
+    elif wt.repo is None or wt.repo.run("remote", "get-url", remote,
+                                        check=False).returncode != 0:
+        top = wt.repo.top if wt.repo is not None else rt.workdir
+        problem = f"no such git remote in {top} (see `git remote -v`)"
+    if problem and explicit:
+        raise UserError(f"--remote {remote}: {problem}")
+    if problem:
+        _say(f"note: task changes stay in {rt.workdir}, nothing is pushed ({problem}; "
+             "give --remote NAME to push task branches)")
+        return
     wt.set_remote(remote)
 
 
