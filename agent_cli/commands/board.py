@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import UserError
+from ..errors import StorageError, UserError
 from ..names import check_name
 from ..safetext import visible
 
@@ -74,7 +74,14 @@ def run_init(args: argparse.Namespace) -> int:
     _need_pg()
     from ..pg.migrate import init
 
-    schema, before, after = init(where.url or "", where.team)
+    try:
+        schema, before, after = init(where.url or "", where.team)
+    except StorageError as exc:
+        if "permission denied for database" not in str(exc):
+            raise
+        raise StorageError(f"{exc} (the role needs CREATE on the database, or a schema "
+                           f"agent_cli_{where.team.replace('-', '_')} it owns: see "
+                           "docs/postgresql.md)") from None
     if not before:
         done = f"created (versions: {_versions(after)})"
     elif before == after:

@@ -117,3 +117,39 @@ def test_without_a_database_board_says_how(capsys, workdir: Path) -> None:
     assert err == ("agent-cli: board init needs a PostgreSQL database: give --board "
                    "postgresql://user@host/db (or set $AGENT_CLI_BOARD)\n")
     assert list(workdir.iterdir()) == []
+
+
+@pytest.fixture
+def own_role(pg_cluster, board_url: str) -> Iterator[str]:
+    """A login role with no privilege on this test's database but CONNECT (PUBLIC's); its
+    URL. Dropped at the end."""
+    import psycopg
+
+    role = "r_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+    yield board_url.replace("postgres:hunter2@", f"{role}@", 1)
+    admin = board_url.replace("postgres:hunter2@", "postgres@", 1)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP OWNED BY {role}")
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(f"DROP ROLE {role}")
+
+
+def test_a_role_owning_only_its_schema_can_init_and_work(capsys, board_url: str,
+                                                         own_role: str, workdir: Path) -> None:
+    import psycopg
+
+    code, out, err = run(capsys, "-C", str(workdir), "board", "init", "--board", own_role)
+    assert code != 0 and out == ""
+    assert "permission denied for database" in err and "a schema agent_cli_default it owns" \
+        in err and err.count("\n") == 1
+    role = own_role.split("://", 1)[1].split("@", 1)[0]
+    admin = board_url.replace("postgres:hunter2@", "postgres@", 1)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA agent_cli_default AUTHORIZATION {role}")
+    code, out, _ = run(capsys, "-C", str(workdir), "board", "init", "--board", own_role)
+    assert code == 0 and "created (versions: approvals 1, board 1, team 1)" in out
+    assert run(capsys, "-C", str(workdir), "--board", own_role, "tasks", "add", "hello")[0] == 0
+    code, out, _ = run(capsys, "-C", str(workdir), "--board", own_role, "tasks", "list")
+    assert "#1  hello" in out
