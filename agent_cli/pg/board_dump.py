@@ -14,12 +14,13 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..board.eventlog import read_events
 from ..board.journal import Journal, write_journal
-from ..board.leases import MAX_LEDGER_BYTES
+from ..board.leases import MAX_LEDGER_BYTES, TOKEN_RE
 from ..board.models import Task, parse_task
 from ..errors import CorruptFile, StorageError, UnusableFile
 from ..fsutil import JSON_CAP, atomic_write_json, ensure_dir, open_dir, read_state, utc_now
@@ -31,6 +32,7 @@ from ..team.roster import Member, Roster
 
 TASK_RE = re.compile(r"task_([1-9][0-9]{0,17})\.json")
 INBOX_CAP = 1 << 30  # an inbox bigger than this is not copied (named in the problems)
+BIGINT = 1 << 63
 EVENT_KEYS = {"time": str, "actor": str, "action": str, "task_id": int, "details": dict}
 
 
@@ -111,9 +113,16 @@ def _read_tasks(tasks_dir: Path, dump: Dump) -> None:
             raw = read_state(path, JSON_CAP)
             if raw is None:
                 continue
-            found.append(parse_task(raw, int(match.group(1))))
+            task = parse_task(raw, int(match.group(1)))
         except (StorageError, ValueError) as exc:
             dump.problems.append(f"{path}: {_why(exc)}; not copied")
+            continue
+        why = unstorable(task.to_json()) or _bad_time(
+            task.created_at, task.updated_at, task.claimed_at, task.lease_expires_at)
+        if why:
+            dump.problems.append(f"{path}: {why}; not copied")
+        else:
+            found.append(task)
     dump.tasks = sorted(found, key=lambda t: t.id)
 
 
@@ -133,11 +142,14 @@ def _read_events(tasks_dir: Path, dump: Dump) -> None:
     records, problems = read_events(tasks_dir / "events.jsonl")
     dump.problems.extend(f"{p.line()}; not copied" for p in problems)
     for number, record in enumerate(records, 1):
-        if all(isinstance(record.get(k), t) for k, t in EVENT_KEYS.items()):
-            dump.events.append(record)
+        why = "is not a board event" if not all(
+            isinstance(record.get(k), t) for k, t in EVENT_KEYS.items()) else \
+            unstorable(record) or _bad_time(record["time"])
+        if why:
+            dump.problems.append(f"{tasks_dir / 'events.jsonl'}: record {number} {why}; "
+                                 "not copied")
         else:
-            dump.problems.append(f"{tasks_dir / 'events.jsonl'}: record {number} is not a "
-                                 "board event; not copied")
+            dump.events.append(record)
 
 
 def _read_tokens(tasks_dir: Path, dump: Dump) -> None:
@@ -150,7 +162,8 @@ def _read_tokens(tasks_dir: Path, dump: Dump) -> None:
     complete = raw[: raw.rfind(b"\n") + 1].decode("utf-8", "replace")
     for line in complete.splitlines():  # the ledger's own reading rules (leases.TokenLedger)
         parts = line.split()
-        if len(parts) == 3 and parts[0] in ("c", "x", "d", "r") and parts[2].isdigit():
+        if len(parts) == 3 and parts[0] in ("c", "x", "d", "r") and \
+                TOKEN_RE.fullmatch(parts[1]) and parts[2].isdigit() and len(parts[2]) < 19:
             dump.tokens[parts[1]] = (int(parts[2]), parts[0])
     for task in dump.tasks:  # a claim older than the ledger still holds its token
         if task.claim_token and task.claim_token not in dump.tokens:
@@ -164,8 +177,17 @@ def _read_roster(team_dir: Path, dump: Dump) -> None:
     except CorruptFile as exc:
         dump.problems.append(f"{exc}; not copied")
         return
-    if config is not None:
-        dump.team, dump.members = config.team, list(config.members)
+    if config is None:
+        return
+    dump.team = config.team
+    for member in config.members:
+        why = unstorable(member.model_dump())
+        if why is None and member.pid is not None and not 0 <= member.pid < 1 << 31:
+            why = f"pid {member.pid} is not a process id"
+        if why:
+            dump.problems.append(f"{roster.path}: member {member.name}: {why}; not copied")
+        else:
+            dump.members.append(member)
 
 
 def _read_inboxes(team_dir: Path, dump: Dump) -> None:
@@ -185,8 +207,10 @@ def _read_inboxes(team_dir: Path, dump: Dump) -> None:
 
 
 def _inbox(path: Path, name: str, raw: bytes, offset: int, dump: Dump) -> Inbox:
-    """The messages of one inbox file; the cursor (a byte offset) as a message count."""
+    """The messages of one inbox file; the cursor (a byte offset) as a message count. A
+    message id already taken (by this inbox or another) is a resend: not copied again."""
     inbox, start = Inbox(), 0
+    seen = {m.id for i in dump.inboxes.values() for m in i.messages}
     while (end := raw.find(b"\n", start)) >= 0:
         line = raw[start:end]
         if line.strip():
@@ -195,7 +219,14 @@ def _inbox(path: Path, name: str, raw: bytes, offset: int, dump: Dump) -> Inbox:
             except ValueError as exc:
                 dump.problems.append(f"{path}: line at byte {start}: {exc}; not copied")
             else:
+                why = unstorable(msg.model_dump()) or (
+                    f"id {msg.id[:40]!r} is already copied" if msg.id in seen else None)
+                if why:
+                    dump.problems.append(f"{path}: line at byte {start}: {why}; not copied")
+                    start = end + 1
+                    continue
                 inbox.messages.append(msg)
+                seen.add(msg.id)
                 if end + 1 <= offset:
                     inbox.cursor = len(inbox.messages)
         start = end + 1
@@ -205,16 +236,53 @@ def _inbox(path: Path, name: str, raw: bytes, offset: int, dump: Dump) -> Inbox:
 def _read_protocols(team_dir: Path, dump: Dump) -> None:
     store = ProtocolStore(team_dir)
     try:
-        dump.requests = store.load()
+        requests = store.load()
     except CorruptFile as exc:
         dump.problems.append(f"{exc}; not copied")
+        requests = []
+    for req in requests:
+        why = unstorable(req.model_dump())
+        if why:
+            dump.problems.append(f"{store.path}: request {req.id[:8]}: {why}; not copied")
+        else:
+            dump.requests.append(req)
     try:
         records, bad = read_jsonl(store.log_path)
     except UnusableFile as exc:
         dump.problems.append(f"{exc}; not copied")
         return
-    dump.protocol_log = [r for r in records if isinstance(r, dict)]
+    dump.protocol_log = [r for r in records if isinstance(r, dict) and not unstorable(r)]
     dump.problems.extend(f"{p.where}: malformed line; not copied" for p in bad)
+
+
+def unstorable(value: Any) -> str | None:
+    """Why PostgreSQL cannot hold `value` as it is (a NUL in a text, an integer past
+    bigint), or None. Checked before a copy, so the file is named instead of the copy
+    failing as a whole."""
+    if isinstance(value, str):
+        return "holds a NUL character" if "\x00" in value else None
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return None
+    if isinstance(value, int):
+        return None if -BIGINT <= value < BIGINT else f"number {value} is too large"
+    items = value.items() if isinstance(value, dict) else enumerate(value) \
+        if isinstance(value, list | tuple) else ()
+    for key, item in items:
+        why = unstorable(key) or unstorable(item)
+        if why:
+            return why
+    return None
+
+
+def _bad_time(*values: str | None) -> str | None:
+    for value in values:
+        if value is None:
+            continue
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            return f"time {value[:40]!r} is not an ISO 8601 time"
+    return None
 
 
 def _why(exc: BaseException) -> str:

@@ -14,14 +14,17 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from psycopg import sql
 from psycopg.types.json import Json
+from pydantic import ValidationError
 
 from ..errors import UserError
-from ..team.mailbox import MailMessage
+from ..names import NAME_RE
+from ..team.mailbox import parse_line
 from ..team.protocol import ProtocolRequest
 from ..team.roster import Member
 from .board_dump import Dump, Inbox, write_files
@@ -30,6 +33,7 @@ from .db import Database, mask_url
 from .schema import versions
 from .stores import COMPONENTS, open_database
 
+T = TypeVar("T")
 # the tables a migration fills, in the order their rows must go in (foreign keys)
 TABLES = ("board_task", "board_dependency", "board_token", "board_event", "inbox_head",
           "inbox_message", "inbox_cursor", "inbox_delivered", "roster_member",
@@ -160,9 +164,8 @@ def _insert_team(conn: Any, dump: Dump) -> None:
             if not inbox.messages:
                 continue
             cur.executemany(
-                "INSERT INTO inbox_message (inbox, seq, id, body, created_at) "
-                "VALUES (%s, %s, %s, %s::jsonb, %s)",
-                [(name, n, m.id, m.to_line(), m.ts) for n, m in enumerate(inbox.messages, 1)])
+                "INSERT INTO inbox_message (inbox, seq, id, body) VALUES (%s, %s, %s, %s::jsonb)",
+                [(name, n, m.id, m.to_line()) for n, m in enumerate(inbox.messages, 1)])
             cur.execute("INSERT INTO inbox_head (inbox, last_seq) VALUES (%s, %s)",
                         (name, len(inbox.messages)))
             if inbox.cursor:
@@ -191,8 +194,8 @@ def from_database(db: Database) -> Dump:
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         epoch, seq = conn.execute("SELECT epoch, seq FROM board_state").fetchone()
         dump.stamp = (epoch, int(seq))
-        dump.tasks = [task_of(r) for r in conn.execute(
-            f"SELECT {TASK_COLS} FROM board_task ORDER BY id").fetchall()]
+        dump.tasks = _rows(dump, "board_task", task_of, conn.execute(
+            f"SELECT {TASK_COLS} FROM board_task ORDER BY id").fetchall())
         last, called = conn.execute("SELECT last_value, is_called FROM board_task_id").fetchone()
         dump.next_id = int(last) + 1 if called else int(last)
         dump.events = [event_of(r, epoch) for r in conn.execute(
@@ -200,14 +203,27 @@ def from_database(db: Database) -> Dump:
             "ORDER BY id").fetchall()]
         dump.tokens = {tok: (int(tid), fate.strip()) for tok, tid, fate in conn.execute(
             "SELECT token, task_id, fate FROM board_token ORDER BY task_id, token").fetchall()}
-        dump.members = [Member.model_validate(data) for (data,) in conn.execute(
-            "SELECT data FROM roster_member ORDER BY joined").fetchall()]
+        dump.members = _rows(dump, "roster_member", lambda r: Member.model_validate(r[0]),
+                             conn.execute("SELECT data FROM roster_member ORDER BY joined"))
         _read_inboxes(conn, dump)
-        dump.requests = [ProtocolRequest.model_validate(data) for (data,) in conn.execute(
-            "SELECT data FROM protocol_request ORDER BY seq").fetchall()]
+        dump.requests = _rows(dump, "protocol_request",
+                              lambda r: ProtocolRequest.model_validate(r[0]),
+                              conn.execute("SELECT data FROM protocol_request ORDER BY seq"))
         dump.protocol_log = [r for (r,) in conn.execute(
             "SELECT record FROM protocol_log ORDER BY seq").fetchall()]
     return dump
+
+
+def _rows(dump: Dump, table: str, make: Callable[[Any], T], rows: Iterable[Any]) -> list[T]:
+    """`make(row)` of each row; a row that is not one (written by hand) is named, left out."""
+    out = []
+    for number, row in enumerate(rows, 1):
+        try:
+            out.append(make(row))
+        except (ValidationError, ValueError, TypeError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "invalid"
+            dump.problems.append(f"{table} row {number}: {first[:120]}; not copied")
+    return out
 
 
 def _read_inboxes(conn: Any, dump: Dump) -> None:
@@ -218,9 +234,11 @@ def _read_inboxes(conn: Any, dump: Dump) -> None:
     for inbox, body in conn.execute(
             "SELECT inbox, body::text FROM inbox_message ORDER BY inbox, seq").fetchall():
         try:
-            msg = MailMessage.model_validate_json(body)
-        except ValueError:
-            dump.problems.append(f"inbox_message of {inbox}: not a message; not copied")
+            if not NAME_RE.fullmatch(inbox):
+                raise ValueError("not an agent name")
+            msg = parse_line(body.encode("utf-8"), inbox)
+        except ValueError as exc:
+            dump.problems.append(f"inbox_message of {inbox!r}: {exc}; not copied")
             continue
         dump.inboxes.setdefault(inbox, Inbox()).messages.append(msg)
     for name, inbox in dump.inboxes.items():
