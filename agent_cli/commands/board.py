@@ -9,6 +9,7 @@ a file it cannot copy (corrupt, planted, a link) is named on stderr and left out
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -140,10 +141,16 @@ def _into_database(directory: Path, where: BoardLocation) -> int:
     from ..pg.migrate import counts, into_database, refuse_busy
     from ..pg.stores import open_database
 
+    if not any(os.path.lexists(directory / part) for part in (".tasks", ".team")):
+        raise UserError(f"board migrate: {directory} has no board (no .tasks/ or .team/): "
+                        "nothing to copy")
     db = open_database(where.url or "", where.team)
     try:
         refuse_busy(db, counts(db))  # before reading: a refusal is one line
         dump = read_files(directory)
+        if dump.members and dump.team != where.team:
+            dump.problems.append(f"{directory}'s roster names team {dump.team}: copied "
+                                 f"into team {where.team}")
         _warn(dump.problems)
         into_database(dump, db)  # checks again, with the tables locked
     finally:

@@ -153,3 +153,14 @@ def test_a_role_owning_only_its_schema_can_init_and_work(capsys, board_url: str,
     assert run(capsys, "-C", str(workdir), "--board", own_role, "tasks", "add", "hello")[0] == 0
     code, out, _ = run(capsys, "-C", str(workdir), "--board", own_role, "tasks", "list")
     assert "#1  hello" in out
+
+
+def test_a_directory_without_a_board_is_not_copied(capsys, board_url: str,
+                                                   workdir: Path) -> None:
+    code, out, err = run(capsys, "board", "migrate", "--from", str(workdir),
+                         "--board", board_url)
+    assert code != 0 and out == ""
+    assert err == f"agent-cli: board migrate: {workdir} has no board (no .tasks/ or .team/): " \
+                  "nothing to copy\n"
+    code, out, _ = run(capsys, "board", "status", "--board", board_url)
+    assert code == 1 and "not created" in out
