@@ -192,3 +192,32 @@ def test_a_task_depending_on_a_left_out_one_refuses_the_copy(tmp_path: Path,
         assert db.execute("SELECT count(*) FROM board_task") == [(0,)]
     finally:
         db.close()
+
+
+def test_a_failed_way_back_leaves_the_directory_as_it_was(tmp_path: Path, pg_team: PgTeam,
+                                                          monkeypatch) -> None:
+    import agent_cli.pg.migrate as migrate
+
+    src, dest = tmp_path / "src", tmp_path / "dest"
+    src.mkdir(), dest.mkdir()
+    every_state(src)
+    _to_db(src, pg_team)
+    (dest / ".tasks").mkdir()
+    (dest / ".tasks" / "README.md").write_text("tracked\n")
+    real = os.rename
+    moved: list[str] = []
+
+    def rename(a, b):  # the second directory cannot be moved in
+        moved.append(Path(b).name)
+        if Path(b) == dest / ".team":
+            raise OSError(28, "No space left on device")
+        return real(a, b)
+
+    monkeypatch.setattr(migrate.os, "rename", rename)
+    with pytest.raises(UserError, match="cannot move the copy into .*No space left"):
+        _to_files(pg_team, dest)
+    monkeypatch.setattr(migrate.os, "rename", real)
+    assert ".tasks" in moved  # the first one had gone in, and was taken out again
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*")) == [
+        ".tasks", ".tasks/README.md"]
+    assert (dest / ".tasks" / "README.md").read_text() == "tracked\n"
