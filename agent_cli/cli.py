@@ -88,6 +88,7 @@ def turn_count(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .commands import board as board_cmd
     from .commands import tasks as tasks_cmd
     from .commands import team as team_cmd
     from .commands import teammate as teammate_cmd
@@ -123,6 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
     teammate_cmd.add_parser(sub, workdir_parent(),
                             [add_model_options, add_permission_options], runtime_config)
     watch_cmd.add_parser(sub, workdir_parent())
+    board_cmd.add_parser(sub, workdir_parent())
     return parser
 
 

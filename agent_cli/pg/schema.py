@@ -3,7 +3,8 @@
 Each component (a `Component`: name + ordered migrations) owns its tables; `ensure_schema`
 creates the team's schema if missing and applies every migration not yet recorded in
 `schema_version`, all in one transaction under an advisory lock, so two processes starting at
-once apply each migration once. A schema written by a newer agent-cli (a version this one does
+once apply each migration once. A schema that exists is used as it is (its owner needs no
+CREATE on the database). A schema written by a newer agent-cli (a version this one does
 not know) is refused with a one-line error: nothing is changed.
 """
 
@@ -53,8 +54,11 @@ def ensure_schema(db: Database, components: list[Component]) -> None:
     """Create the schema and apply what is missing of each component; refuse a newer one."""
     with db.transaction() as conn:
         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (db.schema,))
-        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
-            sql.Identifier(db.schema)))
+        # CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the schema
+        # exists: a role given only a schema of its own must never have to run it
+        if not conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s",
+                            (db.schema,)).fetchone():
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(db.schema)))
         conn.execute(VERSION_TABLE)
         have = dict(conn.execute("SELECT component, max(version) FROM schema_version "
                                  "GROUP BY component").fetchall())

@@ -73,6 +73,7 @@ REFERENCE = {  # the docs page the README links, and a heading it must hold
     "docs/worktrees.md": "## Worktrees", "docs/memory-and-hooks.md": "## Hooks",
     "docs/watch.md": "## Watch the team work", "docs/ARCHITECTURE.md": "## Key interfaces",
     "docs/teams-across-machines.md": "## The flow",
+    "docs/postgresql.md": "## A team on PostgreSQL",
 }
 
 
