@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from pydantic import ValidationError
 
-from ..errors import UserError
+from ..errors import Refused, UserError
 from ..fsutil import utc_now
 from ..names import check_name
 from ..team.mailbox import Delivery, MailMessage, build_message
@@ -96,6 +96,9 @@ class PgMailbox:
         its id is already stored (nothing written). One statement, one round trip: the
         inbox's row stays locked until its commit, so numbers commit in order."""
         to = check_name(msg.to, "recipient name")
+        if _has_nul(msg.model_dump()):
+            raise Refused(f"message to {to} not sent: it has a NUL character (U+0000), which "
+                          "the PostgreSQL board cannot store")
         rows = _statement(self.db, _APPEND, {
             "to": to, "id": msg.id, "body": msg.to_line(), "channel": self.db.channel,
             "what": f"inbox:{to}"})
@@ -245,6 +248,17 @@ def _parse(body: str, inbox: str) -> MailMessage:
     if msg.to != inbox:
         raise ValueError(f"addressed to {msg.to!r}, found in {inbox!r}'s inbox")
     return msg
+
+
+def _has_nul(value: Any) -> bool:
+    """Whether a NUL sits in any text of a message (jsonb refuses U+0000)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_has_nul(v) for v in value)
+    return False
 
 
 def _head(conn: Any, name: str) -> int:

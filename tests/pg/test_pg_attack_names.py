@@ -51,3 +51,24 @@ def test_the_first_team_to_open_a_schema_owns_it(pg_cluster, team_pair) -> None:
     with pytest.raises(UserError, match="belongs to team"):
         open_database(pg_cluster.url, first)
     open_database(pg_cluster.url, second).close()  # and it keeps opening
+
+
+def test_a_message_with_a_nul_is_refused_in_words_and_nothing_is_sent(pg_cluster,
+                                                                       team_pair) -> None:
+    """PostgreSQL's jsonb cannot hold U+0000: the sender is told so in plain words (not the
+    server's 'unsupported Unicode escape sequence'); nothing is stored; SQL-looking and 10 MB
+    text is stored as it was sent."""
+    from agent_cli.errors import Refused
+
+    stores = open_pg_stores(pg_cluster.url, team_pair[0])
+    try:
+        with pytest.raises(Refused, match="NUL") as err:
+            stores.mail.send("alice", "lead", "before\x00after")
+        assert "\n" not in str(err.value)
+        assert stores.database.execute("SELECT count(*) FROM inbox_message") == [(0,)]
+        odd = "'); DROP TABLE inbox_message; --" + "x" * 10_000_000
+        stores.mail.send("alice", "lead", odd)
+        [msg] = stores.mail.fetch("lead").messages
+        assert msg.content == odd
+    finally:
+        stores.close()
