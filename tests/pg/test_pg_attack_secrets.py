@@ -67,3 +67,31 @@ def test_the_database_refuses_a_bare_secret_without_showing_it() -> None:
     with pytest.raises(UserError) as err:
         Database(SECRET, "t_attack")
     assert SECRET not in str(err.value)
+
+
+@pytest.fixture
+def default_team(pg_cluster):
+    """The schema `--board URL` opens (team "default"), dropped at the end."""
+    yield
+    import psycopg
+
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS agent_cli_default CASCADE")
+
+
+@pytest.mark.parametrize("argv", [("tasks", "list"), ("team",), ("team", "--json"),
+                                  ("tasks", "add", "x")])
+def test_the_commands_never_print_the_password(argv, pg_cluster, default_team, workdir,
+                                               capsys) -> None:
+    """A reachable server (its password in the query: the test server trusts everyone) and
+    an unreachable one: whatever a command prints, the password is not in it."""
+    from agent_cli.cli import main
+
+    base = pg_cluster.url.rsplit("/", 1)[0]
+    for url in (f"{base}/postgres?pass%77ord={SECRET}&application_name=w4",
+                f"postgresql://ann:{SECRET}%zz@{DEAD}/db"):
+        code = main(["-C", str(workdir), "--board", url, *argv])
+        out, err = capsys.readouterr()
+        assert SECRET not in out + err, (url, out, err)
+        if "127.0.0.1:1" in url:
+            assert code != 0 and err.count("\n") == 1
