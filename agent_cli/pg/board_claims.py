@@ -28,11 +28,15 @@ from .board_tx import DUE_NOW, WRITE_TAIL, BoardTx, Change, OwnerBusy
 
 RACE_RETRIES = 5  # a claimable task seen but lost to a racer: look again this often
 
+# The dependency check is a scalar subquery on purpose: run per candidate row (an index probe
+# of its own dependencies), where NOT EXISTS became an anti join that read every earlier
+# task's dependency rows on each claim.
+
 _PICK = """
     SELECT id FROM board_task
     WHERE status = 'pending' AND waiting = 0 {which}
-      AND NOT EXISTS (SELECT 1 FROM board_dependency d JOIN board_task b ON b.id = d.blocker_id
-                      WHERE d.task_id = board_task.id AND b.status <> 'completed')
+      AND (SELECT count(*) FROM board_dependency d JOIN board_task b ON b.id = d.blocker_id
+           WHERE d.task_id = board_task.id AND b.status <> 'completed') = 0
       AND (assignee IS NULL OR assignee = %(owner)s)
       AND (role_key IS NULL OR role_key = %(role_key)s::text)
       AND NOT EXISTS (SELECT 1 FROM board_task h
