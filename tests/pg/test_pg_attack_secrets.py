@@ -95,3 +95,11 @@ def test_the_commands_never_print_the_password(argv, pg_cluster, default_team, w
         assert SECRET not in out + err, (url, out, err)
         if "127.0.0.1:1" in url:
             assert code != 0 and err.count("\n") == 1
+
+
+def test_the_session_config_does_not_carry_the_password_into_a_repr() -> None:
+    """A traceback, a debugger or a log line printing the session's RuntimeConfig."""
+    from agent_cli.runtime import RuntimeConfig
+
+    config = RuntimeConfig(board=f"postgresql://ann:{SECRET}@db.example/team")
+    assert SECRET not in repr(config) and SECRET not in str(config)
