@@ -96,9 +96,10 @@ class PgMailbox:
         its id is already stored (nothing written). One statement, one round trip: the
         inbox's row stays locked until its commit, so numbers commit in order."""
         to = check_name(msg.to, "recipient name")
-        if _has_nul(msg.model_dump()):
-            raise Refused(f"message to {to} not sent: it has a NUL character (U+0000), which "
-                          "the PostgreSQL board cannot store")
+        odd = _unstorable(msg.model_dump())
+        if odd:
+            raise Refused(f"message to {to} not sent: it has {odd}, which the PostgreSQL "
+                          "board cannot store")
         rows = _statement(self.db, _APPEND, {
             "to": to, "id": msg.id, "body": msg.to_line(), "channel": self.db.channel,
             "what": f"inbox:{to}"})
@@ -250,15 +251,24 @@ def _parse(body: str, inbox: str) -> MailMessage:
     return msg
 
 
-def _has_nul(value: Any) -> bool:
-    """Whether a NUL sits in any text of a message (jsonb refuses U+0000)."""
+def _unstorable(value: Any) -> str | None:
+    """What in a message's texts jsonb cannot hold (a NUL, a lone surrogate: a model's JSON
+    can carry either), or None."""
     if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return any(_has_nul(v) for v in value)
-    return False
+        if "\x00" in value:
+            return "a NUL character (U+0000)"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a lone surrogate (not UTF-8)"
+        return None
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for key, item in items:
+        found = _unstorable(key) or _unstorable(item)
+        if found:
+            return found
+    return None
 
 
 def _head(conn: Any, name: str) -> int:

@@ -55,9 +55,9 @@ def test_the_first_team_to_open_a_schema_owns_it(pg_cluster, team_pair) -> None:
 
 def test_a_message_with_a_nul_is_refused_in_words_and_nothing_is_sent(pg_cluster,
                                                                        team_pair) -> None:
-    """PostgreSQL's jsonb cannot hold U+0000: the sender is told so in plain words (not the
-    server's 'unsupported Unicode escape sequence'); nothing is stored; SQL-looking and 10 MB
-    text is stored as it was sent."""
+    """PostgreSQL's jsonb cannot hold U+0000 or a lone surrogate: the sender is told so in
+    plain words (not the server's 'unsupported Unicode escape sequence' or a
+    UnicodeEncodeError); nothing is stored; SQL-looking and 10 MB text is stored as sent."""
     from agent_cli.errors import Refused
 
     stores = open_pg_stores(pg_cluster.url, team_pair[0])
@@ -65,6 +65,8 @@ def test_a_message_with_a_nul_is_refused_in_words_and_nothing_is_sent(pg_cluster
         with pytest.raises(Refused, match="NUL") as err:
             stores.mail.send("alice", "lead", "before\x00after")
         assert "\n" not in str(err.value)
+        with pytest.raises(Refused, match="lone surrogate"):  # JSON's "\ud800" decodes so
+            stores.mail.send("alice", "lead", "half a pair: \ud800")
         assert stores.database.execute("SELECT count(*) FROM inbox_message") == [(0,)]
         odd = "'); DROP TABLE inbox_message; --" + "x" * 10_000_000
         stores.mail.send("alice", "lead", odd)
