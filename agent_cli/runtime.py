@@ -37,8 +37,9 @@ class RuntimeConfig:
     model: str | None = None  # a --model spec: "demo", "script:PATH", or a Claude model name
     team_name: str = "default"
     # the team's board: a postgresql:// URL (--board, $AGENT_CLI_BOARD or the user's own
-    # settings, resolved by the entry: stores.configured_location); None: the workdir's files
-    board: str | None = None
+    # settings, resolved by the entry: stores.configured_location); None: the workdir's files.
+    # Not in the repr: it may carry a password (BoardLocation.shown is how it is named)
+    board: str | None = field(default=None, repr=False)
     board_notes: list[str] = field(default_factory=list)  # a repository's "board", not used
     permission_mode: str = "default"
     allow: list[str] = field(default_factory=list)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
+from urllib.parse import unquote
 
 from .errors import UserError
 
@@ -22,23 +23,64 @@ SCHEMES = ("postgresql", "postgres")
 MASK = "***"
 
 
+# libpq reads a secret from these URL query keys (percent-decoded, so pass%77ord counts)
+SECRET_KEYS = frozenset({"password", "sslpassword"})
+
+
+def _userinfo_end(rest: str) -> int:
+    """Where the userinfo may end in what follows `://`: libpq looks for its `@` up to the
+    first `/` only (`?` and `#` may sit in a password), so the mask looks as far."""
+    slash = rest.find("/")
+    return slash if slash >= 0 else len(rest)
+
+
+def _secret_key(key: str) -> bool:
+    return unquote(key).lower() in SECRET_KEYS
+
+
 def mask_url(url: str) -> str:
-    """`url` with its password (user:PASSWORD@, ?password=...) replaced by ***. Works on any
-    text, parsable or not, so even a refused URL is shown without its secret."""
+    """`url` with its password (user:PASSWORD@, ?password=..., ?sslpassword=...) replaced
+    by ***. Works on any text, parsable or not, so even a refused URL is shown without its
+    secret."""
     head, sep, rest = url.partition("://")
     if sep:
-        end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
-        netloc, tail = rest[:end], rest[end:]
-        userinfo, at, hosts = netloc.rpartition("@")
+        end = _userinfo_end(rest)
+        userinfo, at, hosts = rest[:end].rpartition("@")
         if at and ":" in userinfo:
             userinfo = userinfo.split(":", 1)[0] + ":" + MASK
-        url = head + sep + (userinfo + at if at else "") + hosts + tail
+        url = head + sep + (userinfo + at if at else "") + hosts + rest[end:]
     base, q, query = url.partition("?")
     if q:
-        params = [(k + "=" + MASK) if k.lower() == "password" and eq else k + eq + v
+        params = [(k + "=" + MASK) if _secret_key(k) and eq else k + eq + v
                   for k, eq, v in (p.partition("=") for p in query.split("&"))]
         url = base + q + "&".join(params)
     return url
+
+
+def url_secrets(url: str) -> list[str]:
+    """The password texts in `url` as written and percent-decoded, longest first."""
+    found: set[str] = set()
+    _, sep, rest = url.partition("://")
+    if sep:
+        userinfo, at, _ = rest[:_userinfo_end(rest)].rpartition("@")
+        if at and ":" in userinfo:
+            found.add(userinfo.split(":", 1)[1])
+    for param in url.partition("?")[2].split("&"):
+        key, eq, value = param.partition("=")
+        if eq and _secret_key(key):
+            found.add(value)
+    found |= {unquote(s) for s in found}
+    return sorted(found - {""}, key=len, reverse=True)
+
+
+def scrub(text: str, url: str) -> str:
+    """`text` (a driver's or server's message about `url`) with the URL masked and every
+    password text in it replaced by ***: libpq quotes a malformed URL, or a bad
+    percent-escape of the password, back in its error."""
+    text = text.replace(url, mask_url(url))
+    for secret in url_secrets(url):
+        text = text.replace(secret, MASK)
+    return text
 
 
 def check_url(url: str, where: str) -> str:

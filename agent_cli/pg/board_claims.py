@@ -1,13 +1,15 @@
 """Who holds a task on PostgreSQL: claim, claim the next, complete and release.
 
 A claim is one statement: pick the row with every claim rule in its WHERE (pending, no
-owner, no unfinished dependency: `waiting = 0`, the routing of board/routing.py, the owner
-holding nothing), lock it (`FOR UPDATE SKIP LOCKED` for claim_next, a wait for an explicit
-claim, re-checked on the row as committed), record the fresh token (a token already drawn
-on this board is drawn again) and write the claim. A completion checks owner, token and lease
-in its UPDATE's WHERE and lowers the `waiting` of the tasks it unblocks in the same
-transaction. The refusal texts are the file board's: when nothing was changed, the row is
-read again and the same rules (dag.py, routing.py) say why.
+owner, no unfinished dependency: `waiting = 0` for the index and the dependency rows
+themselves, so a counter written wrong by hand frees nothing; the routing of
+board/routing.py, the owner holding nothing), lock it (`FOR UPDATE SKIP LOCKED` for
+claim_next, a wait for an explicit claim, re-checked on the row as committed), record the
+fresh token (a token already drawn on this board is drawn again) and write the claim.
+A completion checks owner, token and lease in its UPDATE's WHERE and lowers the `waiting`
+of the tasks it unblocks in the same transaction. The refusal texts are the file board's:
+when nothing was changed, the row is read again and the same rules (dag.py, routing.py)
+say why.
 """
 
 from __future__ import annotations
@@ -26,9 +28,15 @@ from .board_tx import DUE_NOW, WRITE_TAIL, BoardTx, Change, OwnerBusy
 
 RACE_RETRIES = 5  # a claimable task seen but lost to a racer: look again this often
 
+# The dependency check is a scalar subquery on purpose: run per candidate row (an index probe
+# of its own dependencies), where NOT EXISTS became an anti join that read every earlier
+# task's dependency rows on each claim.
+
 _PICK = """
     SELECT id FROM board_task
     WHERE status = 'pending' AND waiting = 0 {which}
+      AND (SELECT count(*) FROM board_dependency d JOIN board_task b ON b.id = d.blocker_id
+           WHERE d.task_id = board_task.id AND b.status <> 'completed') = 0
       AND (assignee IS NULL OR assignee = %(owner)s)
       AND (role_key IS NULL OR role_key = %(role_key)s::text)
       AND NOT EXISTS (SELECT 1 FROM board_task h

@@ -6,7 +6,8 @@ threads at once), made on first use and remade when the server dropped it. `tran
 is the one way to change state: every statement inside commits together or not at all.
 A LISTEN needs a connection of its own: `listen_connection()`.
 
-The URL's password never reaches a message: `mask_url`.
+The URL's password never reaches a message: `mask_url` names the board, `scrub` cleans
+what libpq or the server says about it (storeset.py).
 """
 
 from __future__ import annotations
@@ -16,35 +17,23 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
 from ..errors import StorageError, UserError
+from ..storeset import mask_url, scrub
 
 SCHEMES = ("postgresql", "postgres")
 _SCHEMA_RE = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
-def mask_url(url: str) -> str:
-    """`url` with its password (if any) shown as ***."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = netloc[0].split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[1]}"))
-
-
 def check_url(url: str) -> str:
     """A postgresql:// URL, or a one-line UserError (password masked)."""
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme not in SCHEMES:
-        raise UserError(f"not a PostgreSQL URL: {mask_url(url)} "
+    if scheme not in SCHEMES:  # not a URL: where a password would sit is unknown
+        shown = mask_url(url) if "://" in url else "the value (not shown)"
+        raise UserError(f"not a PostgreSQL URL: {shown} "
                         "(expected postgresql://user@host/database)")
     return url
 
@@ -61,7 +50,8 @@ def schema_for_team(team: str) -> str:
 def storage_error(db: Database, exc: BaseException) -> StorageError:
     """A psycopg failure as one line naming the board (never its password)."""
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return StorageError(f"PostgreSQL board {mask_url(db.url)} ({db.schema}): {detail}")
+    return StorageError(f"PostgreSQL board {mask_url(db.url)} ({db.schema}): "
+                        f"{scrub(detail, db.url)}")
 
 
 class Database:

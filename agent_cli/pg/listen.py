@@ -19,6 +19,7 @@ from collections.abc import Callable
 import psycopg
 
 from ..errors import StorageError
+from ..storeset import scrub
 from .db import Database
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,8 @@ class Listener:
             elif conn.closed or conn.broken:
                 self._drop()
         except (psycopg.Error, OSError, ValueError) as exc:
+            detail = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
             log.info("LISTEN connection on %s lost (%s); reconnecting", self.db.channel,
-                     str(exc).strip().splitlines()[0] if str(exc).strip() else exc)
+                     scrub(detail, self.db.url))
             self._drop()
         return True

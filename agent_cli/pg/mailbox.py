@@ -21,7 +21,7 @@ from typing import Any
 import psycopg
 from pydantic import ValidationError
 
-from ..errors import UserError
+from ..errors import Refused, UserError
 from ..fsutil import utc_now
 from ..names import check_name
 from ..team.mailbox import Delivery, MailMessage, build_message
@@ -96,6 +96,10 @@ class PgMailbox:
         its id is already stored (nothing written). One statement, one round trip: the
         inbox's row stays locked until its commit, so numbers commit in order."""
         to = check_name(msg.to, "recipient name")
+        odd = _unstorable(msg.model_dump())
+        if odd:
+            raise Refused(f"message to {to} not sent: it has {odd}, which the PostgreSQL "
+                          "board cannot store")
         rows = _statement(self.db, _APPEND, {
             "to": to, "id": msg.id, "body": msg.to_line(), "channel": self.db.channel,
             "what": f"inbox:{to}"})
@@ -245,6 +249,26 @@ def _parse(body: str, inbox: str) -> MailMessage:
     if msg.to != inbox:
         raise ValueError(f"addressed to {msg.to!r}, found in {inbox!r}'s inbox")
     return msg
+
+
+def _unstorable(value: Any) -> str | None:
+    """What in a message's texts jsonb cannot hold (a NUL, a lone surrogate: a model's JSON
+    can carry either), or None."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "a NUL character (U+0000)"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "a lone surrogate (not UTF-8)"
+        return None
+    items = value.items() if isinstance(value, dict) else \
+        enumerate(value) if isinstance(value, (list, tuple)) else ()
+    for key, item in items:
+        found = _unstorable(key) or _unstorable(item)
+        if found:
+            return found
+    return None
 
 
 def _head(conn: Any, name: str) -> int:

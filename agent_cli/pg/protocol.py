@@ -35,6 +35,8 @@ from ..team.protocol import ProtocolStore as _FileStore
 from .db import Database
 
 log = logging.getLogger(__name__)
+# what every read takes: the columns the queries filter on, then the data the host acts on
+ROW = "id, kind, sender, target, status, data::text"
 
 
 class _Refusal(Exception):
@@ -56,34 +58,34 @@ class PgProtocolStore:
     def load(self) -> list[ProtocolRequest]:
         """Every request in creation order; CorruptFile naming a row that is not a request
         (readers fail closed: a plan gate must not open on state it cannot read)."""
-        rows = self.db.execute("SELECT data::text FROM protocol_request ORDER BY seq")
-        return [self._parse(r[0]) for r in rows]
+        rows = self.db.execute("SELECT " + ROW + " FROM protocol_request ORDER BY seq")
+        return [self._parse(r) for r in rows]
 
     def get(self, request_id: str) -> ProtocolRequest:
-        rows = self.db.execute("SELECT data::text FROM protocol_request WHERE id = %s",
+        rows = self.db.execute("SELECT " + ROW + " FROM protocol_request WHERE id = %s",
                                (str(request_id),))
         if not rows:
             raise NotFound(f"no protocol request {short_id(request_id)}")
-        return self._parse(rows[0][0])
+        return self._parse(rows[0])
 
     def latest_plan(self, target: str) -> ProtocolRequest | None:
         """The most recently created plan_approval request from teammate `target`."""
         check_name(target, "teammate name")
         rows = self.db.execute(
-            "SELECT data::text FROM protocol_request WHERE kind = 'plan_approval' "
+            "SELECT " + ROW + " FROM protocol_request WHERE kind = 'plan_approval' "
             "AND sender = %s ORDER BY seq DESC LIMIT 1", (target,))
-        return self._parse(rows[0][0]) if rows else None
+        return self._parse(rows[0]) if rows else None
 
     def pending(self, kind: str | None = None, target: str | None = None) -> list[ProtocolRequest]:
         """Unanswered, unexpired requests, optionally of one kind and/or for one target."""
         with self.db.transaction() as conn:
             now = self._now(conn)
             rows = conn.execute(
-                "SELECT data::text FROM protocol_request WHERE status = 'pending' "
+                "SELECT " + ROW + " FROM protocol_request WHERE status = 'pending' "
                 "AND (%(kind)s::text IS NULL OR kind = %(kind)s) "
                 "AND (%(target)s::text IS NULL OR target = %(target)s) ORDER BY seq",
                 {"kind": kind, "target": target}).fetchall()
-        found = [self._parse(r[0]) for r in rows]
+        found = [self._parse(r) for r in rows]
         return [r for r in found if not r.expired(now)]
 
     def has_expired(self, req: ProtocolRequest) -> bool:
@@ -147,13 +149,13 @@ class PgProtocolStore:
 
     def _resolve(self, conn: Any, request_id: str, facts: dict[str, Any],
                  resolution: str) -> ProtocolRequest:
-        row = conn.execute("SELECT data::text FROM protocol_request WHERE id = %s FOR UPDATE",
+        row = conn.execute("SELECT " + ROW + " FROM protocol_request WHERE id = %s FOR UPDATE",
                            (request_id,)).fetchone()
         if row is None:
             raise _Refusal(Refused(f"no protocol request {short_id(request_id)}"),
                            request_id, facts)
         try:
-            req = self._parse(row[0])
+            req = self._parse(row)
         except CorruptFile as exc:
             raise _Refusal(Refused(f"cannot resolve {short_id(request_id)}: {exc}"),
                            request_id, facts) from None
@@ -190,11 +192,11 @@ class PgProtocolStore:
         with self.db.transaction() as conn:
             now = self._now(conn)
             rows = conn.execute(
-                "SELECT data::text FROM protocol_request WHERE status = 'pending' "
+                "SELECT " + ROW + " FROM protocol_request WHERE status = 'pending' "
                 "AND kind = %s AND target = %s ORDER BY seq FOR UPDATE",
                 (kind, target)).fetchall()
-            for (data,) in rows:
-                req = self._parse(data)
+            for row in rows:
+                req = self._parse(row)
                 if req.id == skip or req.expired(now):
                     continue
                 done = req.model_copy(update={
@@ -212,14 +214,22 @@ class PgProtocolStore:
 
     # ---- internals -------------------------------------------------------------------
 
-    def _parse(self, data: str) -> ProtocolRequest:
+    def _parse(self, row: tuple) -> ProtocolRequest:
+        """The request a row (ROW's columns) holds. Its data must agree with the columns the
+        queries filter on: a row filed as alice's but holding bob's approval, or pending
+        data under a status that hides it, is not a request (readers fail closed)."""
+        table = f"{self.db.schema}.protocol_request"
         try:
-            return ProtocolRequest.model_validate_json(data)
+            req = ProtocolRequest.model_validate_json(row[-1])
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "request"
-            raise CorruptFile(f"{self.db.schema}.protocol_request",
-                              f"a row is not a request ({where}: {first['msg']})") from None
+            raise CorruptFile(table, f"a row is not a request ({where}: {first['msg']})") \
+                from None
+        if tuple(row[:-1]) != (req.id, req.kind, req.sender, req.target, req.status):
+            raise CorruptFile(table, f"the row {row[0]!r} is not a request (its columns and "
+                                     "its data disagree)")
+        return req
 
     def _now(self, conn: Any) -> datetime:
         if self._clock is not None:

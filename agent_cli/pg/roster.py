@@ -142,18 +142,19 @@ class PgRoster:
         age = getattr(member, "heartbeat_age_s", None)
         if age is None:
             return False
-        if member.host == self._host and member.pid == os.getpid():
-            want = thread_name(member.name)
-            return any(t.name == want and t.is_alive() for t in threading.enumerate())
+        if self._ours(member):
+            return self._thread_runs(member.name)
         return True
 
     def gone_reason(self, member: Member) -> str | None:
         """'no heartbeat for 45 s' for a member recorded running (a host, not shut down)
         whose heartbeat is older than `stale_s`; None otherwise (this process's own
-        members included: its threads renew their heartbeats while they live)."""
+        members included while their threads run: they renew their heartbeats). A row with
+        this host and pid but no such thread here (written by hand, or another container
+        with the same host name and pid) is judged by its heartbeat like any other."""
         if member.host is None or member.status in ("shutdown", "failed"):
             return None
-        if member.host == self._host and member.pid == os.getpid():
+        if self._ours(member) and self._thread_runs(member.name):
             return None
         age = getattr(member, "heartbeat_age_s", None)
         if age is not None and age <= self.stale_s:
@@ -240,6 +241,11 @@ class PgRoster:
 
     def _ours(self, member: Member) -> bool:
         return member.host == self._host and member.pid == os.getpid()
+
+    @staticmethod
+    def _thread_runs(name: str) -> bool:
+        want = thread_name(name)
+        return any(t.name == want and t.is_alive() for t in threading.enumerate())
 
     def _store(self, conn: Any, member: Member, *, beat: bool) -> None:
         conn.execute(

@@ -19,6 +19,7 @@ from .approvals import APPROVALS
 from .board import PgTaskBoard
 from .board_schema import BOARD
 from .db import Database, schema_for_team
+from .identity import IDENTITY, claim_schema
 from .listen import Listener
 from .mailbox import PgMailbox
 from .protocol import PgProtocolStore
@@ -26,14 +27,16 @@ from .roster import PgOwnerLiveness, PgRoster, stale_from_env
 from .schema import ensure_schema
 from .team_schema import TEAM
 
-COMPONENTS = [BOARD, TEAM, APPROVALS]
+COMPONENTS = [BOARD, TEAM, APPROVALS, IDENTITY]
 
 
 def open_database(url: str, team: str) -> Database:
-    """The team's schema in the database at `url`, created or migrated to this version."""
+    """The team's schema in the database at `url`, created or migrated to this version; a
+    UserError when another team (a name mapping to the same schema) owns it."""
     db = Database(url, schema_for_team(team))
     try:
         ensure_schema(db, COMPONENTS)
+        claim_schema(db, team)
     except BaseException:
         db.close()
         raise

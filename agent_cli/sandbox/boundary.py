@@ -26,7 +26,7 @@ STATE_DIRS = (".agent-cli", ".tasks", ".team")  # made before a run so none can 
 CREDENTIAL_STORES = (
     ".ssh", ".aws", ".gnupg", ".azure", ".kube", ".docker/config.json", ".netrc",
     ".git-credentials", ".config/gh", ".config/gcloud", ".config/hub", ".npmrc", ".pypirc",
-    ".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json",
+    ".password-store", ".vault-token", ".terraform.d/credentials.tfrc.json", ".pgpass",
 )
 # Local sockets a command could use to act outside the boundary (a connect needs no write).
 SOCKETS = ("/var/run/docker.sock", "/run/docker.sock", "/run/dbus/system_bus_socket",

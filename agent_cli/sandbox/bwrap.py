@@ -110,10 +110,12 @@ def bwrap_argv(box: Boundary, command: str, cwd: Path, *, bwrap: str = "bwrap",
 
 def sandbox_env(base: dict[str, str] | None = None, proxied: bool = False,
                 tmpdir: str = "/tmp", port: int = PROXY_PORT) -> dict[str, str]:
-    """The environment inside: the user's, without agent-cli's API key and the SSH agent,
-    TMPDIR on the private /tmp and, with a proxy, every *_PROXY variable pointing at it."""
+    """The environment inside: the user's, without agent-cli's API key, its board URL and
+    the SSH agent, TMPDIR on the private /tmp and, with a proxy, every *_PROXY variable
+    pointing at it."""
     env = dict(os.environ if base is None else base)
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "SSH_AUTH_SOCK"):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "SSH_AUTH_SOCK",
+                 "AGENT_CLI_BOARD"):
         env.pop(name, None)
     env["TMPDIR"] = tmpdir
     env["AGENT_CLI_SANDBOX"] = "1"

@@ -126,6 +126,15 @@ class CommandResult:
     stderr: str = ""  # only with separate_stderr
 
 
+HOST_ONLY = ("AGENT_CLI_BOARD",)  # the team's database URL: rows are the host's to write
+
+
+def host_env() -> dict[str, str]:
+    """The environment a model's command inherits: ours, without the team board's URL (with
+    it, a command could answer its own approval or open its own plan gate in the database)."""
+    return {k: v for k, v in os.environ.items() if k not in HOST_ONLY}
+
+
 def no_planted_git(env: dict[str, str] | None) -> dict[str, str]:
     """The command's environment, with git told to open a bare repository only when named
     (`safe.bareRepository=explicit`): a bare repository committed into a project (its
@@ -240,7 +249,7 @@ def run_placed(
     if place != "sandboxed" or sandbox is None:
         res = run_process(command, ws.cwd, timeout_s, ctx.cancel,
                           separate_stderr=separate_stderr, cap=cap,
-                          env={**os.environ, **extra} if extra else None)
+                          env={**host_env(), **extra})
         return res, ""
     from ..sandbox.explain import explain
 

@@ -22,6 +22,7 @@ def test_deny_read_rules_and_credential_stores_are_hidden(workdir, cleanup, outs
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY")
     (home / ".netrc").write_text("machine x password NETRC-SECRET")
+    (home / ".pgpass").write_text("db:5432:team:ann:PGPASS-SECRET")  # the team board's
     monkeypatch.setenv("HOME", str(home))
     (outside / "denied.txt").write_text("DENYREAD-SECRET")
     (workdir / "secrets").mkdir()
@@ -31,7 +32,8 @@ def test_deny_read_rules_and_credential_stores_are_hidden(workdir, cleanup, outs
                            deny=["Read(secrets/**)"])
     cleanup(rt)
     shell = Shell(rt)
-    for path in (f"{outside}/denied.txt", "secrets/key", "~/.ssh/id_ed25519", "~/.netrc"):
+    for path in (f"{outside}/denied.txt", "secrets/key", "~/.ssh/id_ed25519", "~/.netrc",
+                 "~/.pgpass"):
         out = shell(f"cat {path}; ls -A $(dirname {path})")
         assert "SECRET" not in out.content and "PRIVATE" not in out.content, (path, out.content)
     out = shell("cat ~/.ssh/id_ed25519")

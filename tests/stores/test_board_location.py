@@ -105,3 +105,12 @@ def test_flag_and_variable_do_not_read_settings_at_all(workdir: Path, user: Path
     assert configured_location(workdir, None, env, user_dir=user)[0].url == URL
     with pytest.raises(UserError, match="not valid JSON"):  # else: never a silent guess
         configured_location(workdir, None, {}, user_dir=user)
+
+
+def test_claude_settings_never_choose_the_board(workdir: Path, user: Path) -> None:
+    """W4 attack: `.claude/settings*.json` of a cloned repository (or one of its own) is not
+    an agent-cli board setting: neither is read for "board"."""
+    for name in ("settings.json", "settings.local.json"):
+        put(workdir / ".claude" / name, {"board": URL})
+    loc, notes = configured_location(workdir, None, {}, user_dir=user)
+    assert loc.kind == "files" and all("s3cret" not in n for n in notes)
