@@ -50,15 +50,15 @@ def test_init_creates_then_finds_the_schema(capsys, board_url: str, workdir: Pat
                        "--team", "blue")
     assert code == 0
     assert out.startswith("team blue: schema agent_cli_blue at postgresql://postgres:***@")
-    assert out.rstrip().endswith("created (versions: approvals 1, board 1, team 1)")
+    assert out.rstrip().endswith("created (versions: approvals 1, board 1, identity 1, team 1)")
     code, out, _ = run(capsys, "-C", str(workdir), "board", "init", "--board", board_url,
                        "--team", "blue")
-    assert out.rstrip().endswith("already up to date (versions: approvals 1, board 1, team 1)")
+    assert out.rstrip().endswith("already up to date (versions: approvals 1, board 1, identity 1, team 1)")
     code, out, _ = run(capsys, "-C", str(workdir), "board", "status", "--board", board_url,
                        "--team", "blue")
     assert code == 0
     assert out.splitlines()[1:] == [
-        "versions: approvals 1, board 1, team 1 (this agent-cli: approvals 1, board 1, team 1)",
+        "versions: approvals 1, board 1, identity 1, team 1 (this agent-cli: approvals 1, board 1, identity 1, team 1)",
         "0 tasks, 0 events, 0 messages, 0 members, 0 protocol requests"]
 
 
@@ -149,7 +149,7 @@ def test_a_role_owning_only_its_schema_can_init_and_work(capsys, board_url: str,
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA agent_cli_default AUTHORIZATION {role}")
     code, out, _ = run(capsys, "-C", str(workdir), "board", "init", "--board", own_role)
-    assert code == 0 and "created (versions: approvals 1, board 1, team 1)" in out
+    assert code == 0 and "created (versions: approvals 1, board 1, identity 1, team 1)" in out
     assert run(capsys, "-C", str(workdir), "--board", own_role, "tasks", "add", "hello")[0] == 0
     code, out, _ = run(capsys, "-C", str(workdir), "--board", own_role, "tasks", "list")
     assert "#1  hello" in out
