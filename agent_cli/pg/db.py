@@ -12,6 +12,7 @@ The URL's password never reaches a message: `mask_url`.
 from __future__ import annotations
 
 import re
+import select
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -64,6 +65,19 @@ def storage_error(db: Database, exc: BaseException) -> StorageError:
     return StorageError(f"PostgreSQL board {mask_url(db.url)} ({db.schema}): {detail}")
 
 
+def _hung_up(conn: psycopg.Connection) -> bool:
+    """Whether the server ended this idle connection. An idle connection's socket has
+    nothing to read unless the server said goodbye (a FATAL, then end of file): one
+    non-blocking select, and a probe only in that case."""
+    try:
+        if not select.select([conn.fileno()], [], [], 0)[0]:
+            return False
+        conn.execute("SELECT 1")
+    except (psycopg.Error, OSError, ValueError):
+        return True
+    return False
+
+
 class Database:
     """A team's schema in one PostgreSQL database. Thread-safe; `close()` ends every
     connection it made. Picklable as (url, schema): a child process opens its own."""
@@ -109,9 +123,10 @@ class Database:
         return conn
 
     def conn(self) -> psycopg.Connection:
-        """This thread's connection (made, or remade after the server dropped it)."""
+        """This thread's connection (made, or remade after the server dropped it: a restart
+        or pg_terminate_backend while it sat idle is seen here, before any statement)."""
         conn = getattr(self._local, "conn", None)
-        if conn is None or conn.closed or conn.broken:
+        if conn is None or conn.closed or conn.broken or _hung_up(conn):
             if conn is not None:
                 self._forget(conn)
             conn = self._local.conn = self.connect()
