@@ -101,8 +101,10 @@ def start_cluster() -> tuple[Cluster, callable]:
         shutil.rmtree(root, ignore_errors=True)
 
     def restart() -> None:
-        proc = subprocess.run(_as_server_user([str(bindir / "pg_ctl"), "-D", str(data), "-m",
-                                               "fast", "-w", "-t", "60", "restart"]),
+        # -o and -l again: the new server must not write to (and so hold open) our pipes
+        proc = subprocess.run(_as_server_user([str(bindir / "pg_ctl"), "-D", str(data), "-o",
+                                               opts, "-l", str(root / "log"), "-m", "fast",
+                                               "-w", "-t", "60", "restart"]),
                               capture_output=True, text=True, timeout=120)
         if proc.returncode != 0:
             raise RuntimeError(f"pg_ctl restart failed: {proc.stderr.strip()[-300:]}")
