@@ -14,6 +14,7 @@ from support.team import WAIT, complete_claimed, make_runtime
 
 from agent_cli.models.scripted import ScriptedModel
 from agent_cli.stores import BoardLocation, open_stores
+from agent_cli.team.roster import this_host
 
 pytest.importorskip("psycopg")
 
@@ -43,7 +44,8 @@ def test_a_headless_demo_run_and_its_continuation_work_on_the_database(
     assert not (workdir / ".tasks").exists()  # the board is the database's
     assert (workdir / "hello.txt").exists()  # the teammates' work is this host's
 
-    again = agent(workdir, *DEMO, *b, "-c", "-p", "Shut down alice", "--wait")
+    again = agent(workdir, *DEMO, "-c", "-p", "Shut down alice", "--wait",
+                  env={"AGENT_CLI_BOARD": pg_database})  # the variable, as a user's shell
     assert again.returncode == 0, again.stderr
     assert "request_shutdown alice" in again.stdout and "outcome: completed" in again.stdout
     team = json.loads(agent(workdir, "team", "--json", *b).stdout)
@@ -70,6 +72,11 @@ def test_a_task_added_by_another_process_wakes_an_idle_teammate_through_listen(
         rt.team.spawn("alice", "helper")
         assert rt.team.wait_quiet(WAIT), "alice never went idle"
         assert rt.watcher.active  # LISTENing: waiters sleep the full minute between checks
+        team = json.loads(agent(workdir.parent, "team", "--json", "--board",
+                                pg_database).stdout)
+        [alice] = team["members"]  # another process sees her running here
+        assert (alice["name"], alice["status"], alice["host"]) == ("alice", "idle",
+                                                                   this_host())
         added = agent(workdir.parent, "tasks", "add", "cross-process task", "--board",
                       pg_database)
         assert added.returncode == 0, added.stderr
