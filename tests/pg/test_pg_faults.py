@@ -142,7 +142,8 @@ def test_a_server_down_at_start_is_one_line_and_nothing_is_written(tmp_path: Pat
         port = s.getsockname()[1]
     url = f"postgresql://ann:s3cret@127.0.0.1:{port}/team"
     for argv in (("tasks", "add", "x"), ("tasks", "list"), ("team",), ("inbox", "lead"),
-                 ("watch", "--once"), ("--model", "demo", "-p", "hi", "--wait")):
+                 ("watch", "--once"), ("teammate", "zed", "--model", "demo"),
+                 ("--model", "demo", "-p", "hi", "--wait")):
         here = tmp_path / argv[0].strip("-")
         here.mkdir(exist_ok=True)
         proc = agent(here, *argv, "--board", url) if argv[0] != "--model" else \
