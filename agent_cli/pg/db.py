@@ -13,6 +13,7 @@ what libpq or the server says about it (storeset.py).
 from __future__ import annotations
 
 import re
+import select
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +53,19 @@ def storage_error(db: Database, exc: BaseException) -> StorageError:
     detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return StorageError(f"PostgreSQL board {mask_url(db.url)} ({db.schema}): "
                         f"{scrub(detail, db.url)}")
+
+
+def _hung_up(conn: psycopg.Connection) -> bool:
+    """Whether the server ended this idle connection. An idle connection's socket has
+    nothing to read unless the server said goodbye (a FATAL, then end of file): one
+    non-blocking select, and a probe only in that case."""
+    try:
+        if not select.select([conn.fileno()], [], [], 0)[0]:
+            return False
+        conn.execute("SELECT 1")
+    except (psycopg.Error, OSError, ValueError):
+        return True
+    return False
 
 
 class Database:
@@ -99,9 +113,10 @@ class Database:
         return conn
 
     def conn(self) -> psycopg.Connection:
-        """This thread's connection (made, or remade after the server dropped it)."""
+        """This thread's connection (made, or remade after the server dropped it: a restart
+        or pg_terminate_backend while it sat idle is seen here, before any statement)."""
         conn = getattr(self._local, "conn", None)
-        if conn is None or conn.closed or conn.broken:
+        if conn is None or conn.closed or conn.broken or _hung_up(conn):
             if conn is not None:
                 self._forget(conn)
             conn = self._local.conn = self.connect()

@@ -137,16 +137,15 @@ def test_dropped_connections_lose_no_question_and_answer_it_once(
     lead = None
     try:
         status.wait_for(lambda line: "no lead is attached" in line)
-        assert terminate(admin, app) >= 1  # the asker's connection and its LISTEN
-        cut = status.wait_for(lambda line: "the database is unreachable" in line)
-        status.wait_for(lambda line: "no lead is attached" in line, after=cut)  # back
+        # the asker's connection and its LISTEN: an idle connection the server ended is
+        # remade at its next use (Database.conn), so the question simply stays asked
+        assert terminate(admin, app) >= 1
         lead = Lead(db, hold)
         [shown] = lead.human.wait_shown()
         assert terminate(admin, app) >= 2  # both sides
         assert lead.broker.answer(shown.id, ApprovalAnswer("allow_once"))
         thread.join(WAIT)
         assert out[0].decision == "allow_once"
-        lead.wait_notice("the database is back")
         assert len(lead.human.shown) == 1
         assert admin.execute("SELECT state, decision FROM approval_request") == [
             ("answered", "allow_once")]

@@ -30,6 +30,14 @@ HOW = ("no PostgreSQL server binaries (initdb/pg_ctl): `apt-get install postgres
 class Cluster:
     url: str  # postgresql://postgres@127.0.0.1:PORT/postgres
     stop: object = None
+    # pg_ctl restart -m fast (every connection is cut, the server is back when it returns);
+    # None for a server the tests did not start (AGENT_CLI_TEST_PG_URL)
+    restart: object = None
+
+    def database_url(self, name: str) -> str:
+        """The URL of database `name` on this server."""
+        base, _, _ = self.url.rpartition("/")
+        return f"{base}/{name}"
 
 
 def _bindir() -> Path | None:
@@ -92,7 +100,17 @@ def start_cluster() -> tuple[Cluster, callable]:
                        capture_output=True, timeout=60)
         shutil.rmtree(root, ignore_errors=True)
 
-    return Cluster(url=f"postgresql://postgres@127.0.0.1:{port}/postgres"), stop
+    def restart() -> None:
+        # -o and -l again: the new server must not write to (and so hold open) our pipes
+        proc = subprocess.run(_as_server_user([str(bindir / "pg_ctl"), "-D", str(data), "-o",
+                                               opts, "-l", str(root / "log"), "-m", "fast",
+                                               "-w", "-t", "60", "restart"]),
+                              capture_output=True, text=True, timeout=120)
+        if proc.returncode != 0:
+            raise RuntimeError(f"pg_ctl restart failed: {proc.stderr.strip()[-300:]}")
+
+    url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    return Cluster(url=url, stop=stop, restart=restart), stop
 
 
 @pytest.fixture(scope="session")
@@ -121,6 +139,22 @@ def pg_schema(pg_cluster: Cluster) -> Iterator[str]:
     with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
         conn.execute("SET lock_timeout = '20s'")
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+
+
+@pytest.fixture
+def pg_database(pg_cluster: Cluster) -> Iterator[str]:
+    """The URL of a database of this test's own (a team's schema is named after the team,
+    so a test running the CLI, whose team is "default", needs a database to itself)."""
+    import psycopg
+    from psycopg import sql
+
+    name = "d_" + uuid.uuid4().hex[:20]
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield pg_cluster.database_url(name)
+    with psycopg.connect(pg_cluster.url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+            sql.Identifier(name)))
 
 
 @pytest.fixture
