@@ -245,10 +245,13 @@ def runtime_config(args: argparse.Namespace):
 
     config.lease_s = getattr(args, "lease", None) or lease_from_env(os.environ)
     config.session = session_ref(args)
+    from .commands.workdir import team_of
     from .stores import configured_location
 
+    config.team_name = team_of(args)
     location, config.board_notes = configured_location(workdir_of(args),
-                                                       getattr(args, "board", None))
+                                                       getattr(args, "board", None),
+                                                       team=config.team_name)
     config.board = location.url
 
     from .models.retry import RetryPolicy

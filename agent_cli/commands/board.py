@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import StorageError, UserError
-from ..names import check_name
 from ..safetext import visible
 
 if TYPE_CHECKING:
@@ -40,8 +39,6 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
             ("migrate", "copy a file board into the database (--from) or back (--to)",
              run_migrate)):
         a = actions.add_parser(name, parents=[parent], help=text, description=text)
-        a.add_argument("--team", default="default", metavar="T",
-                       help="the team's name: its schema is agent_cli_<T> (default: default)")
         a.set_defaults(handler=handler)
         if name == "migrate":
             way = a.add_mutually_exclusive_group(required=True)
@@ -53,9 +50,9 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser)
 
 def _location(args: argparse.Namespace) -> BoardLocation:
     from ..stores import configured_location
-    from .workdir import workdir_of
+    from .workdir import team_of, workdir_of
 
-    team = check_name(args.team, "team name")
+    team = team_of(args)
     location, notes = configured_location(workdir_of(args), getattr(args, "board", None),
                                           team=team)
     for note in notes:

@@ -50,7 +50,6 @@ def add_parser(sub: argparse._SubParsersAction, parent: argparse.ArgumentParser,
                    help="its role (routing: tasks for a role; an agent type's name)")
     p.add_argument("--require-plan", action="store_true",
                    help="it must have a plan approved by the lead before any change")
-    p.add_argument("--team", default="default", metavar="T", help="the team's name")
     p.add_argument("--remote", default=None, metavar="NAME",
                    help="git remote its task branches are pushed to after completing "
                    "(default: origin with --board URL, else none: the task lands here)")
@@ -90,7 +89,6 @@ def _seconds_or_zero(text: str) -> float:
 def teammate_config(args: argparse.Namespace, config_of: ConfigOf) -> RuntimeConfig:
     """The session's config for one teammate process: -p's flags and settings, no lead."""
     config = config_of(args)
-    config.team_name = check_name(args.team, "team name")
     return config
 
 

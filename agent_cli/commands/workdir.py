@@ -18,6 +18,11 @@ BOARD_HELP = ("the team's board, inboxes and roster in this PostgreSQL database 
               "own settings, else .tasks/ and .team/ in the workdir)")
 
 
+TEAM_ENV = "AGENT_CLI_TEAM"
+TEAM_HELP = ("the team's name (default: $AGENT_CLI_TEAM, else default); on a PostgreSQL "
+             "board it picks the team inside the database (schema agent_cli_<NAME>)")
+
+
 def workdir_parent() -> argparse.ArgumentParser:
     """-C/--workdir and --board, accepted before or after a subcommand."""
     p = argparse.ArgumentParser(add_help=False)
@@ -29,7 +34,19 @@ def workdir_parent() -> argparse.ArgumentParser:
         help="where .tasks/ and .team/ live (default: the current directory)",
     )
     p.add_argument("--board", default=argparse.SUPPRESS, metavar="URL", help=BOARD_HELP)
+    p.add_argument("--team", default=argparse.SUPPRESS, metavar="NAME", help=TEAM_HELP)
     return p
+
+
+def team_of(args: argparse.Namespace) -> str:
+    """The team's name: --team > $AGENT_CLI_TEAM > "default" (a name slug, else UserError).
+    On a database board it picks the schema; on files it names the team in config.json."""
+    import os
+
+    from ..names import check_name
+
+    raw = getattr(args, "team", None) or os.environ.get(TEAM_ENV, "").strip() or "default"
+    return check_name(raw, "team name")
 
 
 def workdir_of(args: argparse.Namespace) -> Path:
@@ -49,7 +66,8 @@ def location_of(args: argparse.Namespace) -> BoardLocation:
         return found
     from ..stores import configured_location
 
-    location, notes = configured_location(workdir_of(args), getattr(args, "board", None))
+    location, notes = configured_location(workdir_of(args), getattr(args, "board", None),
+                                          team=team_of(args))
     for note in notes:
         print(f"agent-cli: warning: {note}", file=sys.stderr)
     args._board_location = location

@@ -53,12 +53,14 @@ def test_init_creates_then_finds_the_schema(capsys, board_url: str, workdir: Pat
     assert out.rstrip().endswith("created (versions: approvals 1, board 1, identity 1, team 1)")
     code, out, _ = run(capsys, "-C", str(workdir), "board", "init", "--board", board_url,
                        "--team", "blue")
-    assert out.rstrip().endswith("already up to date (versions: approvals 1, board 1, identity 1, team 1)")
+    assert out.rstrip().endswith(
+        "already up to date (versions: approvals 1, board 1, identity 1, team 1)")
     code, out, _ = run(capsys, "-C", str(workdir), "board", "status", "--board", board_url,
                        "--team", "blue")
     assert code == 0
     assert out.splitlines()[1:] == [
-        "versions: approvals 1, board 1, identity 1, team 1 (this agent-cli: approvals 1, board 1, identity 1, team 1)",
+        "versions: approvals 1, board 1, identity 1, team 1 "
+        "(this agent-cli: approvals 1, board 1, identity 1, team 1)",
         "0 tasks, 0 events, 0 messages, 0 members, 0 protocol requests"]
 
 

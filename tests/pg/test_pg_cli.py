@@ -106,3 +106,26 @@ def test_two_teams_in_one_database_are_separate(tmp_path: Path, pg_database: str
         assert red.database.schema == "agent_cli_red"
     finally:
         red.close()
+
+
+def test_the_team_flag_and_variable_choose_the_team_in_one_database(
+        tmp_path: Path, pg_database: str) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    b = ("--board", pg_database)
+    assert agent(here, "tasks", "add", "Red work", "--team", "red", *b).returncode == 0
+    assert agent(here, "tasks", "add", "Blue work", *b,
+                 env={"AGENT_CLI_TEAM": "blue"}).returncode == 0
+    assert agent(here, "tasks", "add", "Default work", *b).returncode == 0
+
+    def subjects(*extra: str, env: dict[str, str] | None = None) -> list[str]:
+        out = agent(here, "tasks", "list", "--json", *b, *extra, env=env)
+        assert out.returncode == 0, out.stderr
+        return [t["subject"] for t in json.loads(out.stdout)]
+
+    assert subjects("--team", "red") == ["Red work"]
+    assert subjects(env={"AGENT_CLI_TEAM": "blue"}) == ["Blue work"]
+    assert subjects("--team", "red", env={"AGENT_CLI_TEAM": "blue"}) == ["Red work"]
+    assert subjects() == ["Default work"]
+    bad = agent(here, "tasks", "list", "--team", "no such/team", *b)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
