@@ -219,3 +219,31 @@ def test_names_that_are_not_task_files_are_reported(workdir: Path) -> None:
     problems = TaskBoard(board.dir).doctor()
     assert len(problems) == 1 and problems[0].path.endswith("task_abc.json")
     assert (board.dir / "task_abc.json").exists()
+
+
+@pytest.mark.parametrize("field", ["subject", "description"])
+def test_undecodable_text_is_one_line_and_nothing_is_written(workdir: Path, field) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates (argv, a model's bad JSON):
+    refused in words, never a traceback, and the board stays empty."""
+    board = TaskBoard(workdir / ".tasks")
+    text = "bad \udcff byte"
+    args = {"subject": text} if field == "subject" else {"subject": "ok", "description": text}
+    with pytest.raises(UserError, match="not valid text: an undecodable character at "
+                                        "position 5"):
+        board.create(**args)
+    assert board.snapshot().tasks == []
+
+
+def test_undecodable_text_from_the_command_line_is_one_line(workdir: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([os.fsencode(sys.executable), b"-m", b"agent_cli", b"-C",
+                          os.fsencode(workdir), b"tasks", b"add", b"bad \xff byte"],
+                         capture_output=True)
+    assert out.returncode == 2
+    assert out.stderr.decode().splitlines() == [
+        "agent-cli: task subject is not valid text: an undecodable character at position 5 "
+        "(use UTF-8)"]
+    assert not list((workdir / ".tasks").glob("*.json"))  # (no folder: no file either)
