@@ -80,6 +80,7 @@ class Repl:
         self.ticker = Ticker(lambda: self.lead.busy, self._redraw)
         self.status_line: Any = None  # built at the first toolbar drawn once trust is settled
         self._status_checked = False
+        self._status_lock = threading.Lock()
 
     # ----- building -------------------------------------------------------------------
     def width(self) -> int:
@@ -126,8 +127,10 @@ class Repl:
         frags = toolbar_fragments(snap, self.lead.model_name, self.runtime.policy.mode, tokens,
                                   width=self.width(), context=self.lead.context)
         if not self._status_checked and getattr(self.runtime, "held_settings", None) is None:
-            self._status_checked = True  # asked (and answered) about the repository's first
-            self.status_line = self._make_status_line()
+            with self._status_lock:  # the UI thread and a redraw from another may both be here
+                if not self._status_checked:  # asked (and answered) about the repository's first
+                    self.status_line = self._make_status_line()
+                    self._status_checked = True
         line = self.status_line.text() if self.status_line is not None else ""
         return [("class:tb.dim", f" {line}\n"), *frags] if line else frags
 
