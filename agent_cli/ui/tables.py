@@ -103,15 +103,19 @@ def task_detail(task: Any, by_id: dict[int, Any]) -> Table:
 
 def team_table(lead_row: tuple[str, int] | None, members: list[Any],
                gone: Callable[[Any], str | None] | None = None) -> Table:
-    """name, role, state, current task, idle reason, tokens (lead first when given). `gone`:
-    why a member shown running is not (the roster's `gone_reason`; default: its process ended)."""
+    """name, role, state, host, current task, idle reason, tokens (lead first when given).
+    `gone`: why a member shown running is not (the roster's `gone_reason`; default: its
+    process ended). The host says where a teammate runs (another machine on a database
+    board; this one's for the lead)."""
+    from ..team.liveness import this_host
+
     table = Table(title="Team", title_justify="left", show_edge=False, pad_edge=False)
-    for col in ("name", "role", "state", "task", "idle reason", "tokens"):
+    for col in ("name", "role", "state", "host", "task", "idle reason", "tokens"):
         table.add_column(col, justify="right" if col == "tokens" else "left")
     if lead_row is not None:
         state, tokens = lead_row
-        table.add_row(Text("lead", style=agent_style("lead")), "lead", state, "", "",
-                      f"{tokens:,}")
+        table.add_row(Text("lead", style=agent_style("lead")), "lead", state,
+                      visible(this_host(), one_line=True), "", "", f"{tokens:,}")
     if gone is None:
         from ..team.liveness import member_gone as gone
     for m in members:
@@ -123,6 +127,7 @@ def team_table(lead_row: tuple[str, int] | None, members: list[Any],
             Text(visible(m.name, one_line=True), style=agent_style(m.name)),
             visible(m.role, one_line=True),
             Text(state, style=style),
+            visible(getattr(m, "host", None) or "", one_line=True),
             f"#{m.current_task}" if m.current_task else "",
             shorten(m.idle_reason or "", 60),
             f"{int(m.tokens or 0):,}",

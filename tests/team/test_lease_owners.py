@@ -175,6 +175,25 @@ def test_slash_team_shows_a_member_whose_process_ended_as_gone(workdir):
     assert f"gone (process {pid} ended)" in out.getvalue()
 
 
+def test_slash_team_shows_where_each_member_runs(workdir, monkeypatch):
+    """/team names each member's host (a teammate of another machine on a database board)
+    and this machine's for the lead."""
+    from agent_cli.ui.tables import team_table
+
+    roster = Roster(workdir / ".team")
+    roster.add("bob", "worker")
+    bob = roster.update("bob", host="host-b", status="idle")
+    monkeypatch.setenv("AGENT_CLI_HOST", "host-a")
+    out = io.StringIO()
+    Console(file=out, width=120, color_system=None).print(
+        team_table(("idle", 0), [bob], gone=lambda m: None))
+    cells = [[c for c in line.replace("┃", " ").replace("│", " ").split()]
+             for line in out.getvalue().splitlines()[1:]]
+    rows = {c[0]: c for c in cells if c and c[0].isalpha()}
+    assert rows["name"][:4] == ["name", "role", "state", "host"]
+    assert rows["lead"][3] == "host-a" and rows["bob"][3] == "host-b"
+
+
 def test_a_teammate_completing_after_its_lease_ran_out_is_told_lease_expired(workdir, cleanup):
     import time
 
