@@ -33,6 +33,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from support.python_gate import PythonGate
+
 from agent_cli.board.store import TaskBoard
 from agent_cli.team.liveness import pid_ended
 from agent_cli.team.roster import Roster
@@ -146,37 +148,11 @@ def check_transcripts(team_dir: Path) -> None:
     assert results and max(results.values()) == 1, f"results seen twice: {results}"
 
 
-class PythonGate:
-    """A `python` first on PATH that waits (at most 120 s) until the test opens the gate."""
-
-    def __init__(self, root: Path) -> None:
-        self.bin = root / "gate-bin"
-        self.bin.mkdir()
-        self.reached = root / "gate-reached"
-        self.open_file = root / "gate-open"
-        script = self.bin / "python"
-        script.write_text(
-            "#!/bin/sh\n"
-            f"touch '{self.reached}'\n"
-            "n=0\n"
-            f"while [ ! -e '{self.open_file}' ] && [ $n -lt 12000 ]; do\n"
-            "  sleep 0.01; n=$((n+1))\ndone\n"
-            f"exec '{sys.executable}' \"$@\"\n")
-        script.chmod(0o755)
-
-    def close(self) -> None:
-        self.reached.unlink(missing_ok=True)
-        self.open_file.unlink(missing_ok=True)
-
-    def open(self) -> None:
-        self.open_file.touch()
-
-
 def test_sigkill_then_continue_finishes_every_task_exactly_once(workdir, tmp_path, monkeypatch):
     rng = random.Random(1212)
     store = SessionStore(workdir / ".team")
     gate = PythonGate(tmp_path)
-    monkeypatch.setenv("PATH", f"{gate.bin}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", gate.path_with(os.environ["PATH"]))
     zygote = Zygote()
     killed = 0
     try:

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import cli_env
+from support.python_gate import PythonGate
 from support.teammate_proc import WAIT, TeammateProcess
 from support.worktree import git, git_repo
 
@@ -67,32 +68,14 @@ def clones(tmp_path):
     return a, tmp_path / "host-b", origin
 
 
-class PythonGate:
-    """A `python` first on host B's PATH: it says it was reached, then waits (at most 120 s)
-    until the test opens the gate."""
-
-    def __init__(self, root: Path) -> None:
-        self.bin = root / "gate-bin"
-        self.bin.mkdir()
-        self.reached = root / "gate-reached"
-        self.opened = root / "gate-open"
-        script = self.bin / "python"
-        script.write_text(
-            "#!/bin/sh\n"
-            f"touch '{self.reached}'\n"
-            "n=0\n"
-            f"while [ ! -e '{self.opened}' ] && [ $n -lt 12000 ]; do\n"
-            "  sleep 0.01; n=$((n+1))\ndone\n"
-            f"exec '{sys.executable}' \"$@\"\n")
-        script.chmod(0o755)
-
-    def wait_reached(self, proc: TeammateProcess) -> None:
-        deadline = time.monotonic() + WAIT
-        pause = threading.Event()
-        while not self.reached.exists():
-            assert proc.proc.poll() is None, "\n".join(proc.lines)
-            assert time.monotonic() < deadline, "bob never ran the gated command"
-            pause.wait(0.01)
+def wait_reached(gate: PythonGate, proc: TeammateProcess) -> None:
+    """Until bob runs the gated command (a file the gate's script writes: polled)."""
+    deadline = time.monotonic() + WAIT
+    pause = threading.Event()
+    while not gate.reached.exists():
+        assert proc.proc.poll() is None, "\n".join(proc.lines)
+        assert time.monotonic() < deadline, "bob never ran the gated command"
+        pause.wait(0.01)
 
 
 def _lead_script(path: Path) -> Path:
@@ -173,7 +156,7 @@ def test_a_killed_host_loses_its_task_to_the_other_host_and_the_lead_lands_both(
     gate = PythonGate(tmp_path)
     board = ["--board", database]
     bob = TeammateProcess(b, "bob", *board, *MATE, "--lease", "5", env=_host(
-        "host-b", PATH=f"{gate.bin}{os.pathsep}{os.environ['PATH']}"))
+        "host-b", PATH=gate.path_with(os.environ["PATH"])))
     alice = lead = None
     try:
         assert "bob joined team default as teammate on host-b" in bob.wait_line("joined")
@@ -181,12 +164,12 @@ def test_a_killed_host_loses_its_task_to_the_other_host_and_the_lead_lands_both(
         lead = _start_lead(a, board, tmp_path / "lead.json")
         bob.wait_line("completed #1")
         bob.wait_line("claimed #2 second")
-        gate.wait_reached(bob)
+        wait_reached(gate, bob)
         alice = TeammateProcess(a, "alice", *board, *MATE, env=_host("host-a"))
         alice.wait_line("joined team default as teammate on host-a")
         os.killpg(bob.proc.pid, signal.SIGKILL)  # host B disappears, mid-task
         bob.wait()
-        gate.opened.touch()
+        gate.open()
         alice.wait_line("claimed #2 second")
         alice.wait_line("completed #2")
         out, err = lead.communicate(timeout=WAIT * 3)
@@ -204,7 +187,7 @@ def test_a_killed_host_loses_its_task_to_the_other_host_and_the_lead_lands_both(
         alice.wait_line("shut down")
         assert alice.wait() == 130
     finally:
-        gate.opened.touch()
+        gate.open()
         if lead is not None and lead.poll() is None:
             lead.kill()
             lead.communicate(timeout=WAIT)

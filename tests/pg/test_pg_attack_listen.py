@@ -4,7 +4,7 @@ server (none leaked), and a change afterwards still wakes the process."""
 
 from __future__ import annotations
 
-import threading
+from support.pg import NotifyCounter
 
 from agent_cli.pg.db import Database
 from agent_cli.pg.listen import Listener
@@ -14,23 +14,6 @@ from agent_cli.pg.team_schema import TEAM
 
 WAIT = 30.0
 KILLS = 8
-
-
-class Counter:
-    """notify(): counts calls; wait_beyond(n) waits for a call past n."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self._cond = threading.Condition()
-
-    def __call__(self) -> None:
-        with self._cond:
-            self.calls += 1
-            self._cond.notify_all()
-
-    def wait_beyond(self, count: int) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: self.calls > count, WAIT)
 
 
 def listeners(db: Database) -> list[int]:
@@ -43,7 +26,7 @@ def listeners(db: Database) -> list[int]:
 def test_a_listen_connection_killed_again_and_again_comes_back_once_each_time(
         pg_db: Database) -> None:
     ensure_schema(pg_db, [TEAM])
-    counter = Counter()
+    counter = NotifyCounter(WAIT)
     listener = Listener(pg_db, counter)
     assert listener.start()
     try:

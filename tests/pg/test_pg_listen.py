@@ -5,9 +5,9 @@ back (changes may have been missed), and close() ends the thread at once, even m
 from __future__ import annotations
 
 import multiprocessing
-import threading
 
 import pytest
+from support.pg import NotifyCounter
 
 from agent_cli.pg.db import Database
 from agent_cli.pg.listen import Listener
@@ -23,23 +23,6 @@ WAIT = 30.0
 def db(pg_db: Database) -> Database:
     ensure_schema(pg_db, [TEAM])
     return pg_db
-
-
-class Counter:
-    """notify(): counts calls and wakes whoever waits for the next count."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self._cond = threading.Condition()
-
-    def __call__(self) -> None:
-        with self._cond:
-            self.calls += 1
-            self._cond.notify_all()
-
-    def wait_beyond(self, count: int) -> bool:
-        with self._cond:
-            return self._cond.wait_for(lambda: self.calls > count, WAIT)
 
 
 def _send(db: Database, text: str) -> None:
@@ -67,7 +50,7 @@ def test_a_change_in_another_process_wakes_a_waiting_thread(db) -> None:
 
 
 def test_a_terminated_listen_connection_comes_back_and_says_so(db) -> None:
-    counter = Counter()
+    counter = NotifyCounter(WAIT)
     listener = Listener(db, counter)
     assert listener.start()
     try:
@@ -88,13 +71,13 @@ def test_a_terminated_listen_connection_comes_back_and_says_so(db) -> None:
 
 
 def test_close_ends_the_thread_at_once_even_while_waiting_to_reconnect(db) -> None:
-    listener = Listener(db, Counter())
+    listener = Listener(db, NotifyCounter(WAIT))
     assert listener.start()
     thread = listener._thread
     listener.close(timeout=WAIT)
     assert not thread.is_alive()
     gone = Listener(Database("postgresql://postgres@127.0.0.1:1/x", "s",
-                             connect_timeout_s=1), Counter())
+                             connect_timeout_s=1), NotifyCounter(WAIT))
     assert gone.start() is False  # no server: the thread keeps trying with backoff
     thread = gone._thread
     assert thread.is_alive()

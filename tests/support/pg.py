@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -165,3 +166,22 @@ def pg_db(pg_cluster: Cluster, pg_schema: str):
     db = Database(pg_cluster.url, pg_schema)
     yield db
     db.close()
+
+
+class NotifyCounter:
+    """A notify() callback (a Listener's) that counts its calls; wait_beyond(n) waits for a
+    call past n (at most `wait` seconds: a hang guard, not a verdict on speed)."""
+
+    def __init__(self, wait: float = 30.0) -> None:
+        self.calls = 0
+        self.wait = wait
+        self._cond = threading.Condition()
+
+    def __call__(self) -> None:
+        with self._cond:
+            self.calls += 1
+            self._cond.notify_all()
+
+    def wait_beyond(self, count: int) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: self.calls > count, self.wait)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +102,18 @@ def team_backend(request: pytest.FixtureRequest, workdir: Path) -> TeamBackend:
     db = request.getfixturevalue("pg_db")
     ensure_schema(db, [TEAM])
     return TeamBackend("postgresql", workdir / ".team", db)
+
+
+class Clock:
+    """A settable UTC clock for the protocol stores, so expiry is reached without waiting."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()

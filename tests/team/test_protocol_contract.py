@@ -4,29 +4,14 @@ rule, expiry, idempotence, and racing responses from threads and processes."""
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from support.race import Race
-from support.team_backends import OPEN, TeamBackend
+from support.team_backends import OPEN, Clock, TeamBackend
 
 from agent_cli.errors import InvalidName, NotFound, Refused, UserError
 from agent_cli.team.protocol import RequestExpired
-
-
-class Clock:
-    """A settable UTC clock, so expiry is reached without waiting."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

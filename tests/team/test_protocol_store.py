@@ -4,28 +4,13 @@ closed (the semantics both backends share are in test_protocol_contract.py)."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from support.team_backends import Clock
 
 from agent_cli.errors import CorruptFile, Refused
 from agent_cli.team.protocol import ProtocolStore, kind_of
-
-
-class Clock:
-    """A settable UTC clock, so expiry is reached without waiting."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture
